@@ -1,0 +1,17 @@
+/**
+ * The engine's one public boundary, used by the CLI, the editor extension, the webview host and the tests.
+ * Everything here is pure and deterministic: no I/O, no `vscode`, no Node-only modules, so it also runs
+ * in a browser (the web extension).
+ */
+export type { Diagnostic, DiagnosticCode, Position, Range, Severity } from './diagnostics.ts';
+export { formatDiagnostic } from './diagnostics.ts';
+export type { Chain, HookName, Rule, Ruleset, Table, TargetInstance } from './model.ts';
+export { HOOKS, TABLE_HOOKS, baseChainsForHook } from './model.ts';
+export { parseIptables, DEFAULT_MAX_BYTES, looksBinary, type ParseOptions } from './iptables/parse.ts';
+export { printIptables, printRuleSpec } from './iptables/print.ts';
+export { parseIpsetSave, type IpsetStore } from './ipset/store.ts';
+export { NodeModel, type NodeConfig } from './eval/node.ts';
+export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } from './eval/trace.ts';
+export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
+export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView } from './eval/trace-types.ts';
+export { kernelProbability } from './matches/statistic.ts';

@@ -1,0 +1,92 @@
+/**
+ * Candidate lists for long chains. kube-proxy makes KUBE-SERVICES one rule per Service address and port,
+ * so a linear walk costs O(services) per packet. A chain is indexed by the exact destination address its
+ * rules name (or, failing that, by protocol and destination port): for a packet only the rules under its
+ * key plus the rules without a key can match, in their original order. This changes cost, never results:
+ * the evaluator falls back to the plain walk whenever it records why each rule missed.
+ */
+import type { Chain, Rule } from '../model.ts';
+import type { PacketState } from './packet.ts';
+
+const MIN_RULES = 48;
+
+type KeyKind = 'dst' | 'dport';
+
+export interface ChainIndex {
+  readonly kind: KeyKind;
+  readonly keyed: Map<string | number, number[]>;
+  readonly rest: number[];
+  readonly merged: Map<string | number, number[]>;
+}
+
+const indexes = new WeakMap<Chain, ChainIndex | null>();
+
+function dstKey(rule: Rule): string | number | null {
+  const d = rule.ip.dst;
+  if (!d || d.negated) return null;
+  const net = d.value;
+  if (net.v === 4) return net.prefix === 32 ? net.n : null;
+  return net.prefix === 128 ? `6:${net.n}` : null;
+}
+
+function dportKey(rule: Rule): number | null {
+  const p = rule.ip.proto;
+  if (!p || p.negated) return null;
+  for (const m of rule.matches) {
+    const spec = m.spec as { dport?: { negated: boolean; range: { from: number; to: number } } | null };
+    if ((m.module.name === 'tcp' || m.module.name === 'udp' || m.module.name === 'sctp') && spec.dport && !spec.dport.negated && spec.dport.range.from === spec.dport.range.to) {
+      return p.value * 65536 + spec.dport.range.from;
+    }
+  }
+  return null;
+}
+
+export function chainIndex(chain: Chain): ChainIndex | null {
+  const cached = indexes.get(chain);
+  if (cached !== undefined) return cached;
+  let index: ChainIndex | null = null;
+  if (chain.rules.length >= MIN_RULES) {
+    for (const kind of ['dst', 'dport'] as const) {
+      const keyed = new Map<string | number, number[]>();
+      const rest: number[] = [];
+      chain.rules.forEach((r, i) => {
+        const k = kind === 'dst' ? dstKey(r) : dportKey(r);
+        if (k === null) rest.push(i);
+        else {
+          const list = keyed.get(k);
+          if (list) list.push(i);
+          else keyed.set(k, [i]);
+        }
+      });
+      if (rest.length * 4 <= chain.rules.length) {
+        index = { kind, keyed, rest, merged: new Map() };
+        break;
+      }
+    }
+  }
+  indexes.set(chain, index);
+  return index;
+}
+
+export function packetKey(index: ChainIndex, pkt: PacketState): string | number | null {
+  if (index.kind === 'dst') return pkt.dst.v === 4 ? pkt.dst.n : `6:${pkt.dst.n}`;
+  return pkt.dport === null ? null : pkt.proto * 65536 + pkt.dport;
+}
+
+/** The rule positions (0-based, ascending) that can match a packet with this key. */
+export function candidates(index: ChainIndex, key: string | number | null): number[] {
+  if (key === null) return index.rest;
+  const cached = index.merged.get(key);
+  if (cached) return cached;
+  const a = index.keyed.get(key) ?? [];
+  const b = index.rest;
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]! < b[j]!)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  if (index.merged.size < 100000) index.merged.set(key, out);
+  return out;
+}

@@ -1,0 +1,16 @@
+/** What a match or target may consult besides the packet: the node, ipsets, `recent` lists, the hook. */
+import type { HookName } from '../model.ts';
+import type { IpsetStore } from '../ipset/store.ts';
+import type { NodeModel } from './node.ts';
+
+export interface EvalEnv {
+  readonly node: NodeModel;
+  readonly ipsets: IpsetStore | null;
+  /**
+   * `-m recent` lists in which the packet's client has a live entry (kube-proxy session affinity names them
+   * after the KUBE-SEP chain). Default: none, as for a client seen for the first time.
+   */
+  readonly recent: ReadonlySet<string>;
+  hook: HookName;
+  table: string;
+}

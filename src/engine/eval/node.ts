@@ -1,0 +1,168 @@
+/**
+ * The node a ruleset runs on: its addresses, interfaces and routes. The evaluator asks it the questions the
+ * kernel's routing code answers: is this destination local, which interface does a packet leave by, what
+ * type does `addrtype` see, which source does MASQUERADE pick.
+ */
+import {
+  type Addr,
+  type Family,
+  type Net,
+  formatAddr,
+  hostNet,
+  isLimitedBroadcast,
+  isLoopback,
+  isMulticast,
+  netContains,
+  parseAddr,
+  parseNet,
+} from '../net/addr.ts';
+
+export interface NodeConfig {
+  /** The node's own addresses; the first of each family is the primary (MASQUERADE fallback). */
+  readonly addresses?: readonly string[];
+  /** Interfaces with their addresses in CIDR form (`eth0` = `172.18.0.4/16`). */
+  readonly interfaces?: readonly { readonly name: string; readonly addresses?: readonly string[] }[];
+  /** The interface of the default route; forwarded traffic with no better route leaves here. Default `eth0`. */
+  readonly uplink?: string;
+  /** Extra routes, longest prefix wins: `{dst: "10.10.4.0/24", iface: "veth1"}`. */
+  readonly routes?: readonly { readonly dst: string; readonly iface: string }[];
+  /** net.ipv4.conf.all.route_localnet: accept 127.0.0.0/8 destinations arriving on other interfaces. */
+  readonly routeLocalnet?: boolean;
+  /** net.ipv4.ip_forward; kube nodes forward. Default true. */
+  readonly ipForward?: boolean;
+}
+
+interface Iface {
+  readonly name: string;
+  readonly addrs: { addr: Addr; net: Net }[];
+}
+
+export type AddrType = 'LOCAL' | 'UNICAST' | 'BROADCAST' | 'MULTICAST' | 'UNSPEC';
+
+export class NodeModel {
+  readonly uplink: string;
+  readonly routeLocalnet: boolean;
+  readonly ipForward: boolean;
+  private readonly ifaces = new Map<string, Iface>();
+  private readonly routes: { net: Net; iface: string }[] = [];
+  private readonly local: Addr[] = [];
+  readonly problems: string[] = [];
+
+  constructor(config: NodeConfig = {}) {
+    this.uplink = config.uplink ?? 'eth0';
+    this.routeLocalnet = config.routeLocalnet ?? false;
+    this.ipForward = config.ipForward ?? true;
+    for (const itf of config.interfaces ?? []) {
+      const entry: Iface = { name: itf.name, addrs: [] };
+      for (const text of itf.addresses ?? []) {
+        const net = parseNet(text);
+        const addr = parseAddr(text.split('/')[0] ?? '');
+        if (!net || !addr) {
+          this.problems.push(`interface ${itf.name}: '${text}' is not an address`);
+          continue;
+        }
+        entry.addrs.push({ addr, net });
+        this.local.push(addr);
+      }
+      this.ifaces.set(itf.name, entry);
+    }
+    for (const text of config.addresses ?? []) {
+      const addr = parseAddr(text);
+      if (!addr) {
+        this.problems.push(`'${text}' is not an IP address`);
+        continue;
+      }
+      if (!this.local.some((a) => a.v === addr.v && a.n === addr.n)) this.local.push(addr);
+      // A node address given without an interface lives on the uplink, as a kind node's eth0 does.
+      let up = this.ifaces.get(this.uplink);
+      if (!up) {
+        up = { name: this.uplink, addrs: [] };
+        this.ifaces.set(this.uplink, up);
+      }
+      if (!up.addrs.some((x) => x.addr.v === addr.v && x.addr.n === addr.n)) up.addrs.push({ addr, net: hostNet(addr) });
+    }
+    for (const r of config.routes ?? []) {
+      const net = parseNet(r.dst);
+      if (!net) {
+        this.problems.push(`route '${r.dst}' is not a network`);
+        continue;
+      }
+      this.routes.push({ net, iface: r.iface });
+    }
+    // Longest prefix first; connected subnets of interfaces are routes too.
+    for (const itf of this.ifaces.values()) {
+      for (const a of itf.addrs) {
+        if ((a.net.prefix ?? 0) < (a.addr.v === 4 ? 32 : 128)) this.routes.push({ net: a.net, iface: itf.name });
+      }
+    }
+    this.routes.sort((a, b) => (b.net.prefix ?? 0) - (a.net.prefix ?? 0));
+  }
+
+  /** The node's addresses, primary first. */
+  addresses(family?: Family): Addr[] {
+    return family ? this.local.filter((a) => a.v === family) : [...this.local];
+  }
+
+  primary(family: Family): Addr | null {
+    return this.local.find((a) => a.v === family) ?? null;
+  }
+
+  isLocal(a: Addr): boolean {
+    if (isLoopback(a)) return true;
+    for (const l of this.local) if (l.v === a.v && l.n === a.n) return true;
+    return false;
+  }
+
+  /** The interface that owns a local address (`lo` for loopback). */
+  ifaceOf(a: Addr): string | null {
+    if (isLoopback(a)) return 'lo';
+    for (const itf of this.ifaces.values()) for (const x of itf.addrs) if (x.addr.v === a.v && x.addr.n === a.n) return itf.name;
+    return null;
+  }
+
+  /** Output interface for a destination: `lo` for local ones, else the longest matching route, else the uplink. */
+  routeOut(dst: Addr): string {
+    if (this.isLocal(dst)) return 'lo';
+    for (const r of this.routes) if (netContains(r.net, dst)) return r.iface;
+    return this.uplink;
+  }
+
+  /** The address an interface would use as a source (`inet_select_addr`: its own, else any of the node's). */
+  sourceFor(iface: string, family: Family): Addr | null {
+    if (iface === 'lo') return family === 4 ? { v: 4, n: 0x7f000001 } : { v: 6, n: 1n };
+    const own = this.ifaces.get(iface)?.addrs.find((x) => x.addr.v === family);
+    return own?.addr ?? this.primary(family);
+  }
+
+  hasInterface(name: string): boolean {
+    return this.ifaces.has(name) || name === 'lo';
+  }
+
+  /**
+   * The route type `addrtype` sees (`inet_addr_type` / `inet_dev_addr_type`). With `iface` (the
+   * `--limit-iface-*` options) a local address counts as LOCAL only on the interface that owns it.
+   */
+  addrType(a: Addr, iface?: string | null): AddrType {
+    if (isMulticast(a)) return 'MULTICAST';
+    if (isLimitedBroadcast(a)) return 'BROADCAST';
+    if (this.isLocal(a)) {
+      if (iface === undefined || iface === null) return 'LOCAL';
+      const owner = this.ifaceOf(a);
+      return owner === iface || (isLoopback(a) && iface === 'lo') ? 'LOCAL' : 'UNICAST';
+    }
+    for (const itf of this.ifaces.values()) {
+      if (iface && itf.name !== iface) continue;
+      for (const x of itf.addrs) {
+        if (x.net.v !== 4 || a.v !== 4 || x.net.prefix === null || x.net.prefix >= 31) continue;
+        const bcast = (x.net.n | (~x.net.mask >>> 0)) >>> 0;
+        if (a.n === bcast) return 'BROADCAST';
+      }
+    }
+    if (a.v === 4 && a.n === 0) return 'UNSPEC';
+    return 'UNICAST';
+  }
+
+  describe(): string {
+    return this.local.map(formatAddr).join(', ') || '(no node addresses given)';
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * One path of a packet through the rules: its probability so far, its packet state and everything it has
+ * recorded. Paths fork at branch points (statistic, undecidable matches); a fork copies the record.
+ */
+import { type Rational, ONE } from '../rational.ts';
+import { type PacketState, clonePacket } from './packet.ts';
+import type { TraceAssumption, TraceEvent, TraceMiss, TraceStep } from './trace-types.ts';
+
+export interface Path {
+  prob: Rational;
+  pkt: PacketState;
+  steps: TraceStep[];
+  misses: TraceMiss[];
+  events: TraceEvent[];
+  assumptions: TraceAssumption[];
+  notes: string[];
+  masquerade: boolean;
+  /** Rule evaluations so far, bounded to stop goto loops the loader would have refused. */
+  work: number;
+}
+
+export function newPath(pkt: PacketState): Path {
+  return { prob: ONE, pkt, steps: [], misses: [], events: [], assumptions: [], notes: [], masquerade: false, work: 0 };
+}
+
+export function forkPath(p: Path): Path {
+  return {
+    prob: p.prob,
+    pkt: clonePacket(p.pkt),
+    steps: [...p.steps],
+    misses: [...p.misses],
+    events: [...p.events],
+    assumptions: [...p.assumptions],
+    notes: [...p.notes],
+    masquerade: p.masquerade,
+    work: p.work,
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * The packet's journey through the netfilter hooks of one node (iptables(8) "TABLES", and the priorities in
+ * include/uapi/linux/netfilter_ipv4.h):
+ *
+ *   arriving:  PREROUTING (raw, mangle, nat) → routing → INPUT (mangle, filter, security, nat) → local
+ *                                                     ↘ FORWARD (mangle, filter, security) → POSTROUTING (mangle, nat)
+ *   local:     routing → OUTPUT (raw, mangle, nat, filter, security) → re-routing → POSTROUTING (mangle, nat)
+ *              → out of an interface, or back in through `lo`: PREROUTING → INPUT without nat.
+ *
+ * nat tables run only for a connection's first packet and only until they have bound a translation for
+ * the connection's direction (`nf_nat_inet_fn`): a nat table that accepts without a rule binds a null
+ * mapping, so it is not consulted again for that connection.
+ */
+import { type Addr, formatAddr, isLoopback } from '../net/addr.ts';
+import { type HookName, type Ruleset, baseChainsForHook } from '../model.ts';
+import { format as formatRational, toNumber } from '../rational.ts';
+import type { EvalEnv } from './env.ts';
+import { type PacketState, protoName } from './packet.ts';
+import { type Path, newPath } from './path.ts';
+import type { Disposition, PacketView, TraceOutcome } from './trace-types.ts';
+import { type WalkOptions, walkTable } from './walk.ts';
+
+export interface Ending {
+  readonly path: Path;
+  readonly disposition: Disposition;
+  readonly reason: string | null;
+  readonly rejectWith: string | null;
+}
+
+type Continue = (p: Path) => Ending[];
+
+/** Runs every base chain of a hook, in priority order, on every path; calls `next` for the survivors. */
+function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: WalkOptions, next: Continue): Ending[] {
+  path.events.push({ kind: 'hook', hook, iface: { in: path.pkt.inIface, out: path.pkt.outIface } });
+  let live: Path[] = [path];
+  const endings: Ending[] = [];
+  for (const { table, chain } of baseChainsForHook(rs, hook)) {
+    const after: Path[] = [];
+    for (const p of live) {
+      if (table.kind === 'nat') {
+        const dstHook = hook === 'PREROUTING' || hook === 'OUTPUT';
+        const ct = p.pkt.ct;
+        const skip =
+          ct.state === 'UNTRACKED' ? 'the packet is not tracked (NOTRACK), so it is never NATed'
+          : ct.state === 'INVALID' ? 'conntrack marked the packet INVALID, so it is never NATed'
+          : ct.state !== 'NEW' ? `only a connection's first packet traverses nat; this one is ${ct.state}`
+          : (dstHook ? ct.dstManipDone : ct.srcManipDone) ? `the connection's ${dstHook ? 'destination' : 'source'} NAT is already decided`
+          : null;
+        if (skip) {
+          p.events.push({ kind: 'nat-skipped', hook, reason: skip });
+          after.push(p);
+          continue;
+        }
+      }
+      for (const r of walkTable(table, chain, hook, p, env, opts)) {
+        if (table.kind === 'nat') {
+          if (hook === 'PREROUTING' || hook === 'OUTPUT') r.path.pkt.ct.dstManipDone = true;
+          else r.path.pkt.ct.srcManipDone = true;
+        }
+        const v = r.verdict;
+        if (v.kind === 'accept') after.push(r.path);
+        else if (v.kind === 'drop') endings.push({ path: r.path, disposition: 'dropped', reason: v.reason, rejectWith: null });
+        else if (v.kind === 'reject') endings.push({ path: r.path, disposition: 'rejected', reason: `REJECT with ${v.with}`, rejectWith: v.with });
+        else endings.push({ path: r.path, disposition: 'unknown', reason: v.reason, rejectWith: null });
+      }
+    }
+    live = after;
+  }
+  for (const p of live) endings.push(...next(p));
+  return endings;
+}
+
+function drop(path: Path, reason: string): Ending[] {
+  path.events.push({ kind: 'routing', decision: 'drop', iface: null, reason });
+  return [{ path, disposition: 'dropped', reason, rejectWith: null }];
+}
+
+/** The input routing decision (`ip_route_input_slow`): martians, local delivery, forwarding. */
+function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): Ending[] {
+  const pkt = path.pkt;
+  const node = env.node;
+  const onLo = pkt.inIface === 'lo';
+  if (pkt.family === 4 && !onLo && !node.routeLocalnet) {
+    if (isLoopback(pkt.src)) return drop(path, `martian source ${formatAddr(pkt.src)} on ${pkt.inIface}: 127.0.0.0/8 is only valid on lo unless route_localnet=1`);
+    if (isLoopback(pkt.dst)) return drop(path, `martian destination ${formatAddr(pkt.dst)} on ${pkt.inIface}: 127.0.0.0/8 is only routed on lo unless route_localnet=1`);
+  }
+  const t = node.addrType(pkt.dst);
+  if (node.isLocal(pkt.dst) || t === 'BROADCAST' || t === 'MULTICAST') {
+    path.events.push({ kind: 'routing', decision: 'local', iface: null, reason: `${formatAddr(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally` });
+    return runHook(rs, 'INPUT', path, env, opts, (p) => {
+      p.pkt.ct.status.add('CONFIRMED');
+      return [{ path: p, disposition: 'local', reason: null, rejectWith: null }];
+    });
+  }
+  if (!node.ipForward) return drop(path, `${formatAddr(pkt.dst)} is not local and forwarding is off (ip_forward=0)`);
+  pkt.outIface = node.routeOut(pkt.dst);
+  path.events.push({ kind: 'routing', decision: 'forward', iface: pkt.outIface, reason: `${formatAddr(pkt.dst)} is not local: forward out of ${pkt.outIface}` });
+  return runHook(rs, 'FORWARD', path, env, opts, (p) => {
+    p.pkt.inIface = null;
+    return runHook(rs, 'POSTROUTING', p, env, opts, (q) => {
+      q.pkt.ct.status.add('CONFIRMED');
+      return [{ path: q, disposition: 'forwarded', reason: null, rejectWith: null }];
+    });
+  });
+}
+
+/** Traces a packet arriving on `inIface`. */
+export function traceArriving(rs: Ruleset, pkt: PacketState, inIface: string, env: EvalEnv, opts: WalkOptions): Ending[] {
+  pkt.inIface = inIface;
+  pkt.outIface = null;
+  const path = newPath(pkt);
+  return runHook(rs, 'PREROUTING', path, env, opts, (p) => routeInput(rs, p, env, opts));
+}
+
+/** Traces a packet a process on the node sends. */
+export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: WalkOptions): Ending[] {
+  pkt.inIface = null;
+  pkt.outIface = env.node.routeOut(pkt.dst);
+  const path = newPath(pkt);
+  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `route to ${formatAddr(pkt.dst)} leaves by ${pkt.outIface}` });
+  return runHook(rs, 'OUTPUT', path, env, opts, (p) => {
+    // ip_route_me_harder: a changed destination (nat OUTPUT DNAT) is routed again.
+    const out = env.node.routeOut(p.pkt.dst);
+    if (out !== p.pkt.outIface) {
+      p.events.push({ kind: 'routing', decision: 'output', iface: out, reason: `re-routed after the destination changed to ${formatAddr(p.pkt.dst)}: leaves by ${out}` });
+      p.pkt.outIface = out;
+    }
+    return runHook(rs, 'POSTROUTING', p, env, opts, (q) => {
+      q.pkt.ct.status.add('CONFIRMED');
+      if (q.pkt.outIface !== 'lo') return [{ path: q, disposition: 'output', reason: null, rejectWith: null }];
+      // Sent to the node itself: the packet comes back in through lo.
+      q.events.push({ kind: 'routing', decision: 'loopback', iface: 'lo', reason: `${formatAddr(q.pkt.dst)} is local: the packet loops back through lo` });
+      q.pkt.inIface = 'lo';
+      q.pkt.outIface = null;
+      return runHook(rs, 'PREROUTING', q, env, opts, (r) => routeInput(rs, r, env, opts));
+    });
+  });
+}
+
+export function viewPacket(pkt: PacketState): PacketView {
+  return {
+    family: pkt.family,
+    protocol: protoName(pkt.proto),
+    src: formatAddr(pkt.src),
+    sport: pkt.sport,
+    dst: formatAddr(pkt.dst),
+    dport: pkt.dport,
+    in: pkt.inIface,
+    out: pkt.outIface,
+    mark: `0x${pkt.mark.toString(16)}`,
+    ctmark: `0x${pkt.ct.mark.toString(16)}`,
+    ctstate: pkt.ct.state,
+  };
+}
+
+function hostPort(a: Addr, port: number | null): string {
+  const s = formatAddr(a);
+  if (port === null) return s;
+  return a.v === 6 ? `[${s}]:${port}` : `${s}:${port}`;
+}
+
+export function toOutcome(e: Ending): Omit<TraceOutcome, 'paths'> {
+  const p = e.path;
+  const ct = p.pkt.ct;
+  return {
+    probability: toNumber(p.prob),
+    probabilityExact: formatRational(p.prob),
+    disposition: e.disposition,
+    packet: viewPacket(p.pkt),
+    dnat: ct.dnat ? hostPort(ct.dnat.addr, ct.dnat.port) : null,
+    snat: ct.snat ? formatAddr(ct.snat.addr) : null,
+    masquerade: p.masquerade,
+    rejectWith: e.rejectWith,
+    reason: e.reason,
+    steps: p.steps,
+    misses: p.misses,
+    assumptions: p.assumptions,
+    events: p.events,
+    notes: p.notes,
+  };
+}

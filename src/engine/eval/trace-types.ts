@@ -1,0 +1,103 @@
+/**
+ * The trace: a plain serializable value (no back-pointers, no class instances) that the CLI prints as
+ * JSON, the editor turns into CodeLens, hovers and decorations, and the webview draws. Add fields; never
+ * rename them: `packetlens trace --json` is a public contract (README, "CLI").
+ */
+import type { HookName } from '../model.ts';
+import type { CtState } from './packet.ts';
+
+export type Disposition = 'local' | 'forwarded' | 'output' | 'dropped' | 'rejected' | 'unknown';
+
+/** A rule that matched, in evaluation order. */
+export interface TraceStep {
+  readonly hook: HookName;
+  readonly table: string;
+  readonly chain: string;
+  /** 1-based position in the chain. */
+  readonly rule: number;
+  /** 1-based line in the source file. */
+  readonly line: number;
+  /** What the rule did: `jump KUBE-SVC-…`, `DNAT → 10.10.1.11:80`, `ACCEPT`, `MARK 0x0 → 0x4000`. */
+  readonly verdict: string;
+}
+
+/** A rule that was evaluated and did not match, with the first criterion that failed. */
+export interface TraceMiss {
+  readonly hook: HookName;
+  readonly table: string;
+  readonly chain: string;
+  readonly rule: number;
+  readonly line: number;
+  readonly reason: string;
+}
+
+/** An undecidable match or target the path assumed one way; the other way is another outcome. */
+export interface TraceAssumption {
+  readonly table: string;
+  readonly chain: string;
+  readonly rule: number;
+  readonly line: number;
+  readonly assumed: 'matches' | 'does not match';
+  readonly reason: string;
+}
+
+/** The full narrative of one path, for the flow diagram: hooks, chains entered, rules, policies, routing. */
+export type TraceEvent =
+  | { readonly kind: 'hook'; readonly hook: HookName; readonly iface: { readonly in: string | null; readonly out: string | null } }
+  | { readonly kind: 'chain'; readonly hook: HookName; readonly table: string; readonly chain: string; readonly line: number }
+  | { readonly kind: 'rule'; readonly step: TraceStep }
+  | { readonly kind: 'policy'; readonly hook: HookName; readonly table: string; readonly chain: string; readonly verdict: string; readonly line: number }
+  | { readonly kind: 'return'; readonly table: string; readonly chain: string; readonly implicit: boolean }
+  | { readonly kind: 'branch'; readonly table: string; readonly chain: string; readonly rule: number; readonly line: number; readonly taken: boolean; readonly probability: string; readonly label: string }
+  | { readonly kind: 'assume'; readonly assumption: TraceAssumption }
+  | { readonly kind: 'nat-skipped'; readonly hook: HookName; readonly reason: string }
+  | { readonly kind: 'routing'; readonly decision: 'local' | 'forward' | 'output' | 'loopback' | 'drop'; readonly iface: string | null; readonly reason: string }
+  | { readonly kind: 'note'; readonly text: string };
+
+/** The packet as it leaves the evaluator (addresses after NAT). */
+export interface PacketView {
+  readonly family: 4 | 6;
+  readonly protocol: string;
+  readonly src: string;
+  readonly sport: number | null;
+  readonly dst: string;
+  readonly dport: number | null;
+  readonly in: string | null;
+  readonly out: string | null;
+  readonly mark: string;
+  readonly ctmark: string;
+  readonly ctstate: CtState;
+}
+
+export interface TraceOutcome {
+  /** Exact probability as a float (conditional on `assumptions` when there are any). */
+  readonly probability: number;
+  /** The same probability as an exact fraction, e.g. `715827883/2147483648`. */
+  readonly probabilityExact: string;
+  readonly disposition: Disposition;
+  readonly packet: PacketView;
+  /** `ip:port` after DNAT/REDIRECT, null when the destination was not translated. */
+  readonly dnat: string | null;
+  /** Source address after SNAT/MASQUERADE, null when not translated. */
+  readonly snat: string | null;
+  readonly masquerade: boolean;
+  readonly rejectWith: string | null;
+  /** Why the path ended as `unknown`, `dropped` outside a rule, etc. */
+  readonly reason: string | null;
+  readonly steps: readonly TraceStep[];
+  readonly misses: readonly TraceMiss[];
+  readonly assumptions: readonly TraceAssumption[];
+  readonly events: readonly TraceEvent[];
+  readonly notes: readonly string[];
+  /** How many distinct paths ended in this same state (their probabilities are summed). */
+  readonly paths: number;
+}
+
+export interface Trace {
+  readonly packet: PacketView;
+  readonly from: 'outside' | 'local';
+  readonly outcomes: readonly TraceOutcome[];
+  /** True when some outcome depends on an assumption about an undecidable match. */
+  readonly unknown: boolean;
+  readonly warnings: readonly string[];
+}

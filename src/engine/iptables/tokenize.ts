@@ -1,0 +1,161 @@
+/**
+ * Splits one iptables-restore line into words the way iptables-restore does (`add_param_to_argv` in
+ * iptables/xshared.c): words are separated by spaces or tabs, double quotes group a word, and inside quotes
+ * a backslash escapes `"`, `\` and `'` (what `xtables_save_string` writes). The tokenizer never throws: an
+ * unterminated quote is reported and the word runs to the end of the line.
+ */
+export interface Token {
+  readonly text: string;
+  /** Character offsets in the line, end exclusive; they cover the quotes of a quoted word. */
+  readonly start: number;
+  readonly end: number;
+  readonly quoted: boolean;
+}
+
+export interface TokenizeResult {
+  readonly tokens: Token[];
+  readonly unterminatedQuoteAt: number;
+}
+
+export function tokenizeLine(line: string): TokenizeResult {
+  const tokens: Token[] = [];
+  const n = line.length;
+  let i = 0;
+  let unterminatedQuoteAt = -1;
+  while (i < n) {
+    let c = line.charCodeAt(i);
+    while (c === 32 || c === 9 || c === 13) {
+      if (++i >= n) return { tokens, unterminatedQuoteAt };
+      c = line.charCodeAt(i);
+    }
+    const start = i;
+    let quoted = false;
+    let simpleEnd = -1;
+    // Fast path: a word without quotes or backslashes is a plain slice.
+    while (i < n) {
+      c = line.charCodeAt(i);
+      if (c === 32 || c === 9 || c === 13) break;
+      if (c === 34) {
+        quoted = true;
+        break;
+      }
+      i++;
+    }
+    if (!quoted) {
+      simpleEnd = i;
+      tokens.push({ text: line.slice(start, simpleEnd), start, end: simpleEnd, quoted: false });
+      continue;
+    }
+    let text = line.slice(start, i);
+    let inQuote = false;
+    while (i < n) {
+      c = line.charCodeAt(i);
+      if (inQuote) {
+        if (c === 92 && i + 1 < n) {
+          const next = line.charCodeAt(i + 1);
+          if (next === 34 || next === 92 || next === 39) {
+            text += line[i + 1];
+            i += 2;
+            continue;
+          }
+        }
+        if (c === 34) {
+          inQuote = false;
+          i++;
+          continue;
+        }
+        text += line[i];
+        i++;
+      } else {
+        if (c === 32 || c === 9 || c === 13) break;
+        if (c === 34) {
+          inQuote = true;
+          quoted = true;
+          i++;
+          continue;
+        }
+        text += line[i];
+        i++;
+      }
+    }
+    if (inQuote) unterminatedQuoteAt = start;
+    tokens.push({ text, start, end: i, quoted: true });
+  }
+  return { tokens, unterminatedQuoteAt };
+}
+
+const NO_QUOTE = /^[A-Za-z0-9_-]+$/;
+
+/** Quotes a word as `xtables_save_string` does when it contains anything but `[A-Za-z0-9_-]`. */
+export function saveString(value: string): string {
+  if (NO_QUOTE.test(value)) return value;
+  return `"${value.replace(/["\\']/g, (m) => `\\${m}`)}"`;
+}
+
+/** Quotes a word only when it would not survive tokenizing unquoted. */
+export function quoteIfNeeded(value: string): string {
+  if (value.length > 0 && !/[\s"]/.test(value)) return value;
+  return `"${value.replace(/["\\']/g, (m) => `\\${m}`)}"`;
+}
+
+/**
+ * A reusable token buffer for the parser's hot loop: tokenizing 430k lines into Token objects would
+ * allocate millions of short-lived records, so the parser tokenizes each line into these parallel arrays.
+ */
+export class TokenBuffer {
+  count = 0;
+  readonly text: string[] = [];
+  start = new Int32Array(64);
+  end = new Int32Array(64);
+  quoted = new Uint8Array(64);
+  unterminatedQuoteAt = -1;
+
+  fill(line: string): void {
+    this.count = 0;
+    this.unterminatedQuoteAt = -1;
+    const n = line.length;
+    let i = 0;
+    while (i < n) {
+      let c = line.charCodeAt(i);
+      if (c === 32 || c === 9 || c === 13) {
+        i++;
+        continue;
+      }
+      const start = i;
+      while (i < n) {
+        c = line.charCodeAt(i);
+        if (c === 32 || c === 9 || c === 13 || c === 34) break;
+        i++;
+      }
+      if (i >= n || c !== 34) {
+        this.push(line.slice(start, i), start, i, false);
+        continue;
+      }
+      // A word with quotes: fall back to the general tokenizer for the rest of the line.
+      const rest = tokenizeLine(line.slice(start));
+      if (rest.unterminatedQuoteAt >= 0) this.unterminatedQuoteAt = start + rest.unterminatedQuoteAt;
+      for (const t of rest.tokens) this.push(t.text, start + t.start, start + t.end, t.quoted);
+      return;
+    }
+  }
+
+  private push(text: string, start: number, end: number, quoted: boolean): void {
+    const k = this.count++;
+    if (k >= this.start.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.start = grow(this.start);
+      this.end = grow(this.end);
+      const q = new Uint8Array(this.quoted.length * 2);
+      q.set(this.quoted);
+      this.quoted = q;
+    }
+    this.text[k] = text;
+    this.start[k] = start;
+    this.end[k] = end;
+    this.quoted[k] = quoted ? 1 : 0;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The contract between the rule parser, the evaluator and one match module (one file per netfilter match,
+ * like the kernel's xt_*.c). A module compiles its options once, at parse time, into a spec; `test` is then
+ * the hot path and must not allocate on a plain match or miss.
+ */
+import type { Range } from '../diagnostics.ts';
+import type { Family } from '../net/addr.ts';
+import type { Rational } from '../rational.ts';
+import type { PacketState } from '../eval/packet.ts';
+import type { EvalEnv } from '../eval/env.ts';
+
+export interface OptionSpec {
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  /** How many words follow the option. */
+  readonly args: number;
+  /** Whether `! --option` is accepted. */
+  readonly negatable?: boolean;
+}
+
+export interface ParsedOption {
+  /** The option's canonical name (aliases such as `--destination-port` are stored as `--dport`). */
+  readonly name: string;
+  readonly negated: boolean;
+  readonly args: readonly string[];
+  /** Where the option stands: 0-based line and character offsets (end exclusive). */
+  readonly line: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+export function optionRange(o: ParsedOption): Range {
+  return { start: { line: o.line, character: o.start }, end: { line: o.line, character: o.end } };
+}
+
+export interface CompileContext {
+  readonly family: Family;
+  /** The rule's `-p` protocol number, or null when the rule has none (or it is negated). */
+  readonly proto: number | null;
+  report(option: ParsedOption | null, code: 'bad-argument' | 'bad-address' | 'bad-port' | 'bad-mark' | 'bad-probability' | 'missing-argument' | 'invalid-negation', message: string, severity?: 'error' | 'warning'): void;
+}
+
+/** A match the evaluator cannot decide; the trace splits into "if it matches" and "if not". */
+export interface Undecided {
+  readonly kind: 'unknown';
+  readonly reason: string;
+}
+
+/** A random match: the trace follows both branches, weighted exactly as the kernel does. */
+export interface Branch {
+  readonly kind: 'branch';
+  readonly p: Rational;
+  readonly label: string;
+}
+
+/** A match decided by an assumption the trace states (e.g. rate limits are assumed not exceeded). */
+export interface Assumed {
+  readonly kind: 'assume';
+  readonly value: boolean;
+  readonly note: string;
+}
+
+export type MatchResult = boolean | Undecided | Branch | Assumed;
+
+export interface MatchModule<S> {
+  readonly name: string;
+  readonly options: readonly OptionSpec[];
+  /** Families the module exists for (`icmp` is IPv4 only, `icmp6` IPv6 only). */
+  readonly families?: readonly Family[];
+  compile(options: readonly ParsedOption[], ctx: CompileContext): S;
+  test(spec: S, pkt: PacketState, env: EvalEnv): MatchResult;
+  /** The first criterion that failed, e.g. `--dport 443 ≠ 80`; called only after `test` returned false. */
+  why(spec: S, pkt: PacketState, env: EvalEnv): string;
+  /** A plain-language reading of the match, for hovers. */
+  describe(spec: S): string;
+}
+
+export function unknown(reason: string): Undecided {
+  return { kind: 'unknown', reason };
+}
+
+export function defineMatch<S>(m: MatchModule<S>): MatchModule<unknown> {
+  return m as unknown as MatchModule<unknown>;
+}
