@@ -84,6 +84,11 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
     if (isLoopback(pkt.src)) return drop(path, `martian source ${formatAddr(pkt.src)} on ${pkt.inIface}: 127.0.0.0/8 is only valid on lo unless route_localnet=1`);
     if (isLoopback(pkt.dst)) return drop(path, `martian destination ${formatAddr(pkt.dst)} on ${pkt.inIface}: 127.0.0.0/8 is only routed on lo unless route_localnet=1`);
   }
+  // fib_validate_source: a packet arriving from outside with one of the node's own addresses as its
+  // source is a martian (accept_local is 0 by default).
+  if (!onLo && node.isLocal(pkt.src) && !isLoopback(pkt.src)) {
+    return drop(path, `martian source ${formatAddr(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`);
+  }
   const t = node.addrType(pkt.dst);
   if (node.isLocal(pkt.dst) || t === 'BROADCAST' || t === 'MULTICAST') {
     path.events.push({ kind: 'routing', decision: 'local', iface: null, reason: `${formatAddr(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally` });

@@ -172,8 +172,9 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
         const existing = table.chains.get(name);
         const range: Range = { start: { line: thisLine, character: cstart }, end: { line: thisLine, character: cend } };
         if (existing?.builtin) {
-          if (policy !== 'ACCEPT' && policy !== 'DROP') report('bad-argument', 'error', `built-in chain ${name} needs policy ACCEPT or DROP, not '${policy}'`, thisLine, tok.start[1] ?? cend, tok.end[1] ?? cend);
-          else existing.policy = policy;
+          // iptables-restore leaves the policy unchanged for '-' (`iptables-restore.c`).
+          if (policy === 'ACCEPT' || policy === 'DROP') existing.policy = policy;
+          else if (policy !== '-') report('bad-argument', 'error', `built-in chain ${name} needs policy ACCEPT, DROP or -, not '${policy}'`, thisLine, tok.start[1] ?? cend, tok.end[1] ?? cend);
           existing.counters = ctr;
           table.chains.set(name, { ...existing, line: thisLine, range });
         } else if (existing && existing.line !== table.line) {

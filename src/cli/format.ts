@@ -1,0 +1,66 @@
+/** Human-readable output of the CLI: a tree per packet, most probable outcome first. */
+import type { Diagnostic, Trace, TraceOutcome } from '../engine/api.ts';
+import { formatDiagnostic } from '../engine/api.ts';
+
+export function percent(p: number): string {
+  if (p === 1) return '100%';
+  if (p === 0) return '0%';
+  const s = (p * 100).toFixed(p * 100 < 0.01 ? 6 : 2);
+  return `${s.replace(/\.?0+$/, '')}%`;
+}
+
+function headline(o: TraceOutcome): string {
+  const parts: string[] = [o.disposition];
+  if (o.disposition === 'forwarded' || o.disposition === 'local' || o.disposition === 'output') {
+    const where = o.packet.dport !== null ? `${o.packet.dst}:${o.packet.dport}` : o.packet.dst;
+    parts.push(`→ ${where}${o.packet.out ? ` via ${o.packet.out}` : ''}`);
+  }
+  if (o.dnat) parts.push(`(DNAT ${o.dnat})`);
+  if (o.snat) parts.push(o.masquerade ? `masqueraded to ${o.snat}` : `SNAT to ${o.snat}`);
+  if (o.rejectWith) parts.push(`with ${o.rejectWith}`);
+  if (o.reason && o.disposition !== 'rejected') parts.push(`— ${o.reason}`);
+  return parts.join(' ');
+}
+
+export interface FormatOptions {
+  readonly whyNot: boolean;
+  readonly maxMissesPerChain: number;
+}
+
+export function formatTrace(trace: Trace, title: string, opts: FormatOptions): string {
+  const lines: string[] = [];
+  const p = trace.packet;
+  lines.push(`${title}  (${trace.from === 'local' ? 'sent by the node' : `arrives on ${p.in ?? '?'}`})`);
+  trace.outcomes.forEach((o, i) => {
+    const last = i === trace.outcomes.length - 1;
+    const bar = last ? '   ' : '│  ';
+    lines.push(`${last ? '└─' : '├─'} ${percent(o.probability).padStart(7)}  ${headline(o)}${o.paths > 1 ? `  [${o.paths} paths]` : ''}`);
+    for (const a of o.assumptions) lines.push(`${bar}   ? assuming ${a.table} ${a.chain} rule ${a.rule} (line ${a.line}) ${a.assumed}: ${a.reason}`);
+    const width = Math.max(0, ...o.steps.map((s) => `${s.table} ${s.chain}`.length));
+    for (const s of o.steps) {
+      lines.push(`${bar}   ${`${s.table} ${s.chain}`.padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}`);
+    }
+    if (opts.whyNot && o.misses.length) {
+      lines.push(`${bar}   why the other rules on the way did not match:`);
+      const perChain = new Map<string, number>();
+      for (const m of o.misses) {
+        const key = `${m.table} ${m.chain}`;
+        const n = (perChain.get(key) ?? 0) + 1;
+        perChain.set(key, n);
+        if (n <= opts.maxMissesPerChain) lines.push(`${bar}   ✗ ${key.padEnd(width)}  #${String(m.rule).padEnd(4)} line ${String(m.line).padEnd(6)} ${m.reason}`);
+      }
+      for (const [key, n] of perChain) {
+        if (n > opts.maxMissesPerChain) lines.push(`${bar}   ✗ ${key}: ${n - opts.maxMissesPerChain} more (--json --why-not lists every one)`);
+      }
+    }
+    for (const n of o.notes) lines.push(`${bar}   note: ${n}`);
+  });
+  for (const w of trace.warnings) lines.push(`warning: ${w}`);
+  return lines.join('\n');
+}
+
+export function formatDiagnostics(file: string, diagnostics: readonly Diagnostic[]): string[] {
+  return [...diagnostics]
+    .sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character)
+    .map((d) => formatDiagnostic(file, d));
+}

@@ -1,0 +1,190 @@
+/**
+ * `packetlens` command line: the same engine as the editor, for terminals and CI. Subcommands:
+ *   check <rules-file>                 diagnostics, exit 2 on errors
+ *   trace <rules-file> --packet "…"    where packets go, with exact probabilities
+ * Output contracts (`--json`) are documented in the README and kept stable.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import {
+  type NodeConfig,
+  type PacketInput,
+  DEFAULT_MAX_BYTES,
+  describePacketInput,
+  packetFromJson,
+  parseIpsetSave,
+  parseIptables,
+  parsePacketText,
+  tracePacket,
+} from '../engine/api.ts';
+import { UsageError, parseArgs } from './args.ts';
+import { formatDiagnostics, formatTrace } from './format.ts';
+import { toJsonTrace } from './json.ts';
+
+const USAGE = `packetlens — where does this packet go, and which rule sent it there?
+
+Usage:
+  packetlens check <rules-file>
+  packetlens trace <rules-file> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
+                   [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
+
+trace options:
+  --packet TEXT        a packet, e.g. "tcp 172.18.0.100 -> 172.18.255.200:80" (repeatable); extra fields as
+                       key=value: in=eth0 mark=0x4000 state=ESTABLISHED flags=SYN,ACK type=echo-request
+  --packets FILE       one JSON object per line: {"protocol":"tcp","src":"1.2.3.4","sport":40000,
+                       "dst":"5.6.7.8","dport":80,"from":"auto","in":"eth0"}
+  --node-ip IP         a node address (repeatable): addrtype LOCAL, local delivery vs forwarding, and the
+                       MASQUERADE source (the first)
+  --from MODE          auto (local when the source is a node address), outside, or local
+  --in IFACE           incoming interface for outside packets (default: the uplink, eth0)
+  --uplink IFACE       interface of the default route (default eth0)
+  --iface NAME=CIDR    an interface and its address (repeatable), e.g. --iface docker0=172.17.0.1/16
+  --route CIDR=IFACE   a route (repeatable), e.g. --route 10.10.4.0/24=veth1
+  --route-localnet     net.ipv4.conf.all.route_localnet=1 (kube-proxy sets it for localhost NodePorts)
+  --ipset FILE         'ipset save' output, for -m set
+  --affinity NAME      the client has a live entry in recent list NAME (session affinity; repeatable)
+  --why-not            show why each evaluated rule did not match (in --json: the "misses" lists)
+  --events             include the full event list of every path in --json
+  --json               one JSON object per packet, one per line
+
+Exit status: 0 on success; 2 on unreadable input or (check) when the file has errors.`;
+
+interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+function readInput(file: string): string {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (e) {
+    throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  if (size > DEFAULT_MAX_BYTES) throw new UsageError(`${file}: ${(size / 1048576).toFixed(0)} MiB is above the ${DEFAULT_MAX_BYTES / 1048576} MiB limit`);
+  return readFileSync(file, 'utf8');
+}
+
+function check(argv: string[], io: Io): number {
+  const { positionals } = parseArgs(argv, {});
+  const file = positionals[0];
+  if (!file || positionals.length > 1) throw new UsageError('check takes one rules file');
+  const rs = parseIptables(readInput(file), { file });
+  for (const line of formatDiagnostics(file, rs.diagnostics)) io.out(line);
+  const errors = rs.diagnostics.filter((d) => d.severity === 'error').length;
+  const warnings = rs.diagnostics.filter((d) => d.severity === 'warning').length;
+  let chains = 0;
+  for (const t of rs.tables.values()) chains += t.chains.size;
+  io.out(`${file}: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${chains} chains, ${rs.ruleCount} rules (IPv${rs.family}); ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+  return errors > 0 ? 2 : 0;
+}
+
+const TRACE_FLAGS = {
+  packet: 'strings',
+  packets: 'string',
+  'node-ip': 'strings',
+  from: 'string',
+  in: 'string',
+  uplink: 'string',
+  iface: 'strings',
+  route: 'strings',
+  'route-localnet': 'boolean',
+  ipset: 'string',
+  affinity: 'strings',
+  'why-not': 'boolean',
+  events: 'boolean',
+  json: 'boolean',
+} as const;
+
+function keyValues(list: string[] | undefined, what: string): [string, string][] {
+  return (list ?? []).map((kv) => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${what} '${kv}' must look like A=B`);
+    return [kv.slice(0, eq), kv.slice(eq + 1)];
+  });
+}
+
+function trace(argv: string[], io: Io): number {
+  const { positionals, flags } = parseArgs(argv, TRACE_FLAGS);
+  const file = positionals[0];
+  if (!file || positionals.length > 1) throw new UsageError('trace takes one rules file');
+  if (!flags.packet && !flags.packets) throw new UsageError('trace needs --packet "<proto> <src> -> <dst>:<port>" or --packets FILE');
+  const from = flags.from ?? 'auto';
+  if (!['auto', 'outside', 'local'].includes(from)) throw new UsageError(`--from takes auto, outside or local, not '${from}'`);
+  const inputs: { input: PacketInput; where: string }[] = [];
+  for (const text of flags.packet ?? []) {
+    const r = parsePacketText(text);
+    if (!r.ok) throw new UsageError(`--packet: ${r.error}`);
+    inputs.push({ input: { ...r.input, from: r.input.from ?? (from as PacketInput['from']), ...(flags.in && !r.input.in ? { in: flags.in } : {}) }, where: `--packet "${text}"` });
+  }
+  if (flags.packets) {
+    const lines = readInput(flags.packets).split('\n');
+    lines.forEach((line, i) => {
+      if (line.trim() === '') return;
+      let obj: unknown;
+      try {
+        obj = JSON.parse(line);
+      } catch (e) {
+        throw new UsageError(`${flags.packets}:${i + 1}: not JSON: ${(e as Error).message}`);
+      }
+      const r = packetFromJson(obj);
+      if (!r.ok) throw new UsageError(`${flags.packets}:${i + 1}: ${r.error}`);
+      inputs.push({ input: { ...r.input, from: r.input.from ?? (from as PacketInput['from']), ...(flags.in && !r.input.in ? { in: flags.in } : {}) }, where: `${flags.packets}:${i + 1}` });
+    });
+  }
+  const rs = parseIptables(readInput(file), { file });
+  const errors = rs.diagnostics.filter((d) => d.severity === 'error');
+  if (rs.tables.size === 0 && errors.length) {
+    for (const line of formatDiagnostics(file, errors)) io.err(line);
+    throw new UsageError(`${file}: no rules could be read`);
+  }
+  if (errors.length && !flags.json) io.err(`${file}: ${errors.length} error${errors.length === 1 ? '' : 's'} in the ruleset (run 'packetlens check ${file}'); tracing what could be read`);
+  const ifaces = keyValues(flags.iface, '--iface');
+  const node: NodeConfig = {
+    addresses: flags['node-ip'] ?? [],
+    interfaces: ifaces.map(([name, cidr]) => ({ name, addresses: [cidr] })),
+    routes: keyValues(flags.route, '--route').map(([dst, iface]) => ({ dst, iface })),
+    routeLocalnet: flags['route-localnet'] ?? false,
+    ...(flags.uplink ? { uplink: flags.uplink } : {}),
+  };
+  const ipsets = flags.ipset ? parseIpsetSave(readInput(flags.ipset), flags.ipset) : null;
+  if (ipsets) for (const line of formatDiagnostics(flags.ipset!, ipsets.diagnostics)) io.err(line);
+  const whyNot = flags['why-not'] ?? false;
+  let first = true;
+  for (const { input, where } of inputs) {
+    const r = tracePacket(rs, input, { node, ipsets, recent: flags.affinity ?? [], explain: whyNot || !flags.json });
+    if (!r.ok) throw new UsageError(`${where}: ${r.error}`);
+    if (flags.json) io.out(JSON.stringify(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false })));
+    else {
+      if (!first) io.out('');
+      io.out(formatTrace(r.trace, describePacketInput({ ...input, sport: r.trace.packet.sport ?? undefined } as PacketInput), { whyNot, maxMissesPerChain: 3 }));
+    }
+    first = false;
+  }
+  return 0;
+}
+
+export function run(argv: string[], io: Io): number {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'check':
+        return check(rest, io);
+      case 'trace':
+        return trace(rest, io);
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        io.out(USAGE);
+        return cmd === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command '${cmd}' (check, trace)`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`packetlens: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,25 @@
+/** Shared test helpers: fixture paths, parsing with "no errors" asserted, and compact outcome views. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Ruleset, type TraceOutcome, parseIptables } from '../../src/engine/api.ts';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FIXTURES = join(ROOT, 'test', 'fixtures');
+
+export function readFixture(...parts: string[]): string {
+  return readFileSync(join(FIXTURES, ...parts), 'utf8');
+}
+
+export function parseClean(text: string, file = 'test.rules', allow: readonly string[] = []): Ruleset {
+  const rs = parseIptables(text, { file });
+  const errors = rs.diagnostics.filter((d) => d.severity === 'error' && !allow.includes(d.code));
+  assert.deepEqual(errors.map((d) => `${d.range.start.line + 1}: ${d.code}: ${d.message}`), [], `${file} should parse without errors`);
+  return rs;
+}
+
+/** `table:chain#rule` for every matched rule, as the kernel oracle lists `probe_rule_hits`. */
+export function hits(o: TraceOutcome): string[] {
+  return o.steps.map((s) => `${s.table}:${s.chain}#${s.rule}`);
+}
