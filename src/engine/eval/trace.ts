@@ -78,12 +78,47 @@ export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptio
   };
 }
 
-/** Checks the invariant: for every combination of assumptions, outcome probabilities add up to exactly 1. */
+/**
+ * The probability invariant: unknown matches make the trace a decision tree, so for every way of deciding
+ * them (an assignment of "matches"/"does not match" to each undecided rule visit) the outcomes consistent
+ * with it must add up to exactly 1. Returns the sum for each assignment (at most 2^12 of them; beyond that,
+ * the single sum with every decision weighted 1/2, which must also be exactly 1).
+ */
 export function probabilitySums(trace: Trace): string[] {
-  const groups = new Map<string, Rational>();
-  for (const o of trace.outcomes) {
-    const key = o.assumptions.map((a) => `${a.table}/${a.chain}/${a.rule}:${a.assumed}`).join(',');
-    groups.set(key, add(groups.get(key) ?? rational(0n, 1n), parseExact(o.probabilityExact)));
+  const vars = new Set<string>();
+  const decided = trace.outcomes.map((o) => {
+    const seen = new Map<string, number>();
+    const m = new Map<string, string>();
+    for (const a of o.assumptions) {
+      const base = `${a.table}/${a.chain}/${a.rule}`;
+      const k = (seen.get(base) ?? 0) + 1;
+      seen.set(base, k);
+      m.set(`${base}#${k}`, a.assumed);
+      vars.add(`${base}#${k}`);
+    }
+    return { p: parseExact(o.probabilityExact), m };
+  });
+  const names = [...vars];
+  if (names.length > 12) {
+    let sum = rational(0n, 1n);
+    for (const d of decided) sum = add(sum, rational(d.p.num, d.p.den * (1n << BigInt(d.m.size))));
+    return [formatRational(sum)];
   }
-  return [...groups.values()].map(formatRational);
+  const sums: string[] = [];
+  for (let bits = 0; bits < 1 << names.length; bits++) {
+    let sum = rational(0n, 1n);
+    for (const d of decided) {
+      let ok = true;
+      for (const [v, assumed] of d.m) {
+        const on = (bits >> names.indexOf(v)) & 1;
+        if ((assumed === 'matches') !== (on === 1)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) sum = add(sum, d.p);
+    }
+    sums.push(formatRational(sum));
+  }
+  return sums;
 }
