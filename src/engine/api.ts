@@ -8,6 +8,7 @@ export { formatDiagnostic } from './diagnostics.ts';
 export type { Chain, HookName, Rule, Ruleset, Table, TargetInstance } from './model.ts';
 export { HOOKS, TABLE_HOOKS, baseChainsForHook } from './model.ts';
 export { parseIptables, DEFAULT_MAX_BYTES, looksBinary, type ParseOptions } from './iptables/parse.ts';
+export { validateRules } from './iptables/resolve.ts';
 export { printIptables, printRuleSpec } from './iptables/print.ts';
 export { parseIpsetSave, type IpsetStore } from './ipset/store.ts';
 export { NodeModel, type NodeConfig } from './eval/node.ts';

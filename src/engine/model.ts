@@ -42,22 +42,27 @@ export interface MatchInstance {
   readonly spec: unknown;
   /** False when the module was loaded implicitly (`-p tcp --dport 80` without `-m tcp`). */
   readonly explicit: boolean;
-  readonly options: readonly ParsedOption[];
 }
 
 export type StandardVerdict = 'ACCEPT' | 'DROP' | 'RETURN' | 'QUEUE';
 
+/** `start`/`end` are character offsets of `-j NAME` on the rule's line (see `targetRange`). */
 export type TargetInstance =
-  | { readonly kind: 'verdict'; readonly verdict: StandardVerdict; readonly range: Range }
-  | { readonly kind: 'jump' | 'goto'; readonly chain: string; readonly range: Range }
+  | { readonly kind: 'verdict'; readonly verdict: StandardVerdict; readonly start: number; readonly end: number }
+  | { readonly kind: 'jump' | 'goto'; readonly chain: string; readonly start: number; readonly end: number }
   | {
       readonly kind: 'target';
       readonly module: TargetModule<unknown>;
       readonly spec: unknown;
-      readonly options: readonly ParsedOption[];
-      readonly range: Range;
+      readonly start: number;
+      readonly end: number;
     }
-  | { readonly kind: 'unknown'; readonly name: string; readonly options: readonly ParsedOption[]; readonly range: Range };
+  | { readonly kind: 'unknown'; readonly name: string; readonly options: readonly ParsedOption[]; readonly start: number; readonly end: number };
+
+export function targetRange(rule: Rule): Range | null {
+  const t = rule.target;
+  return t ? { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } } : null;
+}
 
 export interface Counters {
   readonly packets: string;

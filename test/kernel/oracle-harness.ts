@@ -101,6 +101,8 @@ export function packetFor(run: OracleRun, p: OracleProbe): PacketInput {
     from,
     ...(from === 'outside' && inIface ? { in: inIface } : {}),
     ...(p.icmp_type !== undefined ? { icmpType: p.icmp_type } : {}),
+    // The oracle sends local probes from a raw socket as root (its README, "Limitations").
+    ...(from === 'local' ? { uid: 0, gid: 0 } : {}),
   };
 }
 

@@ -88,6 +88,19 @@ export function packetFromJson(obj: unknown): PacketParse {
   return { ok: true, input: input as unknown as PacketInput };
 }
 
+/**
+ * Conntrack's view of a packet nobody said more about: ICMP queries start connections, but an unsolicited
+ * ICMP reply or error has no connection to belong to and is INVALID (nf_conntrack_proto_icmp.c,
+ * `icmp_new` / `icmp_error`); everything else is NEW.
+ */
+function defaultState(proto: number, icmpType: number | string | undefined): CtState {
+  if (proto !== 1 && proto !== 58) return 'NEW';
+  const t = icmpType ?? (proto === 1 ? 8 : 128);
+  const num = typeof t === 'number' ? t : (icmpTypeByName(t, proto === 58)?.[0] ?? -1);
+  const queries = proto === 1 ? [8, 13, 15, 17] : [128, 130, 131, 132, 133, 134, 135, 136, 137, 143];
+  return queries.includes(num) ? 'NEW' : 'INVALID';
+}
+
 export type BuiltPacket = { ok: true; pkt: PacketState; from: 'outside' | 'local' } | { ok: false; error: string };
 
 export function buildPacket(input: PacketInput, family: Family | null, nodeAddr: (f: Family) => Addr | null, isLocal: (a: Addr) => boolean): BuiltPacket {
@@ -108,7 +121,7 @@ export function buildPacket(input: PacketInput, family: Family | null, nodeAddr:
     src = nodeAddr(dst.v);
     if (!src) return { ok: false, error: `the packet has no source address and the node has no IPv${dst.v} address (give --node-ip or a source)` };
   }
-  const ctstate: CtState = input.ctstate ?? 'NEW';
+  const ctstate: CtState = input.ctstate ?? defaultState(proto, input.icmpType);
   if (!['NEW', 'ESTABLISHED', 'RELATED', 'INVALID', 'UNTRACKED'].includes(ctstate)) return { ok: false, error: `'${ctstate}' is not a connection state (NEW, ESTABLISHED, RELATED, INVALID, UNTRACKED)` };
   const ports = hasPorts(proto);
   const sport = ports ? (input.sport ?? DEFAULT_SPORT) : null;

@@ -17,10 +17,15 @@ export interface Path {
   masquerade: boolean;
   /** Rule evaluations so far, bounded to stop goto loops the loader would have refused. */
   work: number;
+  /**
+   * A route chosen by re-routing inside the OUTPUT hook. The hook's remaining tables still see the
+   * interface the hook was entered with (`state->out`); POSTROUTING sees this one.
+   */
+  rerouted: string | null;
 }
 
 export function newPath(pkt: PacketState): Path {
-  return { prob: ONE, pkt, steps: [], misses: [], events: [], assumptions: [], notes: [], masquerade: false, work: 0 };
+  return { prob: ONE, pkt, steps: [], misses: [], events: [], assumptions: [], notes: [], masquerade: false, work: 0, rerouted: null };
 }
 
 export function forkPath(p: Path): Path {
@@ -34,5 +39,6 @@ export function forkPath(p: Path): Path {
     notes: [...p.notes],
     masquerade: p.masquerade,
     work: p.work,
+    rerouted: p.rerouted,
   };
 }

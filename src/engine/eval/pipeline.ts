@@ -29,8 +29,11 @@ export interface Ending {
 
 type Continue = (p: Path) => Ending[];
 
+/** Runs after one table of a hook; returns a reason to drop the path, or null to go on. */
+type AfterTable = (table: string, p: Path) => string | null;
+
 /** Runs every base chain of a hook, in priority order, on every path; calls `next` for the survivors. */
-function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: WalkOptions, next: Continue): Ending[] {
+function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: WalkOptions, next: Continue, afterTable?: AfterTable): Ending[] {
   path.events.push({ kind: 'hook', hook, iface: { in: path.pkt.inIface, out: path.pkt.outIface } });
   let live: Path[] = [path];
   const endings: Ending[] = [];
@@ -58,7 +61,9 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
           else r.path.pkt.ct.srcManipDone = true;
         }
         const v = r.verdict;
-        if (v.kind === 'accept') after.push(r.path);
+        const refused = v.kind === 'accept' && afterTable ? afterTable(table.name, r.path) : null;
+        if (refused) endings.push(...drop(r.path, refused));
+        else if (v.kind === 'accept') after.push(r.path);
         else if (v.kind === 'drop') endings.push({ path: r.path, disposition: 'dropped', reason: v.reason, rejectWith: null });
         else if (v.kind === 'reject') endings.push({ path: r.path, disposition: 'rejected', reason: `REJECT with ${v.with}`, rejectWith: v.with });
         else endings.push({ path: r.path, disposition: 'unknown', reason: v.reason, rejectWith: null });
@@ -68,6 +73,11 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
   }
   for (const p of live) endings.push(...next(p));
   return endings;
+}
+
+/** 224.0.0.1 / ff02::1, which every host's interfaces join (ip_route_input_mc, `ip_check_mc_rcu`). */
+function isAllHosts(a: Addr): boolean {
+  return a.v === 4 ? a.n === 0xe0000001 : a.n === 0xff020000000000000000000000000001n;
 }
 
 function drop(path: Path, reason: string): Ending[] {
@@ -90,6 +100,9 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
     return drop(path, `martian source ${formatAddr(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`);
   }
   const t = node.addrType(pkt.dst);
+  if (t === 'MULTICAST' && !isAllHosts(pkt.dst)) {
+    return drop(path, `${formatAddr(pkt.dst)} is a multicast group the node is not known to have joined (memberships are not in the dump; only the all-hosts group is assumed) and multicast routing is off`);
+  }
   if (node.isLocal(pkt.dst) || t === 'BROADCAST' || t === 'MULTICAST') {
     path.events.push({ kind: 'routing', decision: 'local', iface: null, reason: `${formatAddr(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally` });
     return runHook(rs, 'INPUT', path, env, opts, (p) => {
@@ -117,18 +130,39 @@ export function traceArriving(rs: Ruleset, pkt: PacketState, inIface: string, en
   return runHook(rs, 'PREROUTING', path, env, opts, (p) => routeInput(rs, p, env, opts));
 }
 
+/**
+ * `__mkroute_output`: a 127.0.0.0/8 source may only leave by loopback unless route_localnet is set; the
+ * route lookup fails (EINVAL) and the packet is dropped.
+ */
+function loopbackSourceRefused(pkt: PacketState, out: string, env: EvalEnv): string | null {
+  if (pkt.family !== 4 || !isLoopback(pkt.src) || out === 'lo' || env.node.routeLocalnet) return null;
+  return `no route: source ${formatAddr(pkt.src)} cannot leave by ${out} (127.0.0.0/8 stays on lo unless route_localnet=1; EINVAL)`;
+}
+
 /** Traces a packet a process on the node sends. */
 export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: WalkOptions): Ending[] {
   pkt.inIface = null;
   pkt.outIface = env.node.routeOut(pkt.dst);
   const path = newPath(pkt);
+  const refused = loopbackSourceRefused(pkt, pkt.outIface, env);
+  if (refused) return drop(path, refused);
   path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `route to ${formatAddr(pkt.dst)} leaves by ${pkt.outIface}` });
-  return runHook(rs, 'OUTPUT', path, env, opts, (p) => {
-    // ip_route_me_harder: a changed destination (nat OUTPUT DNAT) is routed again.
+  // ip_route_me_harder runs right after the nat (and mangle) OUTPUT tables when they changed the packet
+  // (`nf_nat_ipv4_local_fn`, `ipt_mangle_out`): later OUTPUT tables already see the new route.
+  const reroute: AfterTable = (table, p) => {
+    if (table !== 'nat' && table !== 'mangle') return null;
     const out = env.node.routeOut(p.pkt.dst);
-    if (out !== p.pkt.outIface) {
-      p.events.push({ kind: 'routing', decision: 'output', iface: out, reason: `re-routed after the destination changed to ${formatAddr(p.pkt.dst)}: leaves by ${out}` });
-      p.pkt.outIface = out;
+    if (out === (p.rerouted ?? p.pkt.outIface)) return null;
+    const refusedAgain = loopbackSourceRefused(p.pkt, out, env);
+    if (refusedAgain) return refusedAgain;
+    p.events.push({ kind: 'routing', decision: 'output', iface: out, reason: `re-routed after ${table} OUTPUT changed the destination to ${formatAddr(p.pkt.dst)}: leaves by ${out}` });
+    p.rerouted = out;
+    return null;
+  };
+  return runHook(rs, 'OUTPUT', path, env, opts, (p) => {
+    if (p.rerouted !== null) {
+      p.pkt.outIface = p.rerouted;
+      p.rerouted = null;
     }
     return runHook(rs, 'POSTROUTING', p, env, opts, (q) => {
       q.pkt.ct.status.add('CONFIRMED');
@@ -139,7 +173,7 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
       q.pkt.outIface = null;
       return runHook(rs, 'PREROUTING', q, env, opts, (r) => routeInput(rs, r, env, opts));
     });
-  });
+  }, reroute);
 }
 
 export function viewPacket(pkt: PacketState): PacketView {

@@ -8,8 +8,8 @@ import { type Diagnostic, type DiagnosticCode, type Range, type Severity, lineRa
 import type { Family } from '../net/addr.ts';
 import { type Chain, type Counters, type Rule, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
 import { TokenBuffer } from './tokenize.ts';
-import { parseRuleSpec } from './rule.ts';
-import { resolveTable } from './resolve.ts';
+import { IptRule, type TargetRef } from './rule-node.ts';
+import { resolveTable, validateRules } from './resolve.ts';
 
 export interface ParseOptions {
   /** The file name used in diagnostics. */
@@ -18,6 +18,11 @@ export interface ParseOptions {
   readonly family?: Family;
   /** Inputs larger than this are refused with a diagnostic (default 128 MiB). */
   readonly maxBytes?: number;
+  /**
+   * Compile rules on demand instead of now (default false). The structure, the chain graph and their
+   * diagnostics are complete either way; `validateRules` later adds the diagnostics of rule options.
+   */
+  readonly lazy?: boolean;
 }
 
 export const DEFAULT_MAX_BYTES = 128 * 1024 * 1024;
@@ -80,6 +85,7 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
   let tableCommitted = true;
   let ruleCount = 0;
   let lineNo = 0;
+  const counterSink: { error: string | null } = { error: null };
   let pos = 0;
   const len = text.length;
 
@@ -149,6 +155,15 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       }
       if (eol === len) break;
       continue;
+    }
+    if (table && fastAppend(line, k, c0, table, thisLine, family, counterSink)) {
+      ruleCount++;
+      if (eol === len) break;
+      continue;
+    }
+    if (counterSink.error) {
+      report('bad-argument', 'error', `'${counterSink.error}' is not a [packets:bytes] counter`, thisLine, k, k + counterSink.error.length);
+      counterSink.error = null;
     }
     tok.fill(line);
     if (tok.unterminatedQuoteAt >= 0) report('unterminated-quote', 'error', `unterminated quote: the rest of the line is read as one word`, thisLine, tok.unterminatedQuoteAt, line.length);
@@ -243,26 +258,8 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
           ruleCount--;
           break;
         }
-        const spec = parseRuleSpec(tok, specIdx, {
-          family,
-          line: thisLine,
-          report: (code, severity, message, s, e) => report(code, severity, message, thisLine, s, e),
-        });
         const specStart = tok.start[specIdx] ?? line.length;
-        const rule: Rule = {
-          index: 0,
-          table: t.name,
-          chain: chain.name,
-          line: thisLine,
-          range: { start: { line: thisLine, character: k }, end: { line: thisLine, character: line.length } },
-          raw: line,
-          counters: counters ?? spec.counters,
-          specStart,
-          ip: spec.ip,
-          matches: spec.matches,
-          target: spec.target as unknown as Rule['target'],
-          comment: spec.comment,
-        };
+        const rule: Rule = new IptRule(t, chain.name, thisLine, line, counters, specStart, k, findTargetInTokens(tok, specIdx), family);
         if (isDelete) {
           // -D with a rule specification deletes the first rule with the same text.
           const want = line.slice(specStart).trim();
@@ -343,5 +340,77 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
   let total = 0;
   for (const t of tables.values()) for (const c of t.chains.values()) total += c.rules.length;
   void ruleCount;
-  return { family, file, tables, diagnostics, ruleCount: total, lineCount: lineNo };
+  const rs: Ruleset = { family, file, tables, diagnostics, ruleCount: total, lineCount: lineNo };
+  if (!options.lazy) validateRules(rs);
+  return rs;
+}
+
+/**
+ * The fast path for the common line `[pkts:bytes] -A CHAIN spec…` (all of an iptables-save dump): finds
+ * the chain and the `-j`/`-g` target by searching the line rather than tokenizing it. Returns false when the
+ * line needs the general path (another command, tabs, an undeclared chain, a target hidden among quotes).
+ */
+function fastAppend(line: string, k: number, c0: number, table: Table, lineNo: number, family: Family, counterSink: { error: string | null }): boolean {
+  let p = k;
+  let counters: Counters | null = null;
+  if (c0 === 91 /* [ */) {
+    const close = line.indexOf('] ', p);
+    if (close < 0) return false;
+    counters = parseCounters(line.slice(p, close + 1));
+    if (!counters) {
+      counterSink.error = line.slice(p, close + 1);
+      return false;
+    }
+    p = close + 2;
+    while (line.charCodeAt(p) === 32) p++;
+  }
+  if (!line.startsWith('-A ', p) || line.includes('\t')) return false;
+  const nameStart = p + 3;
+  let nameEnd = line.indexOf(' ', nameStart);
+  if (nameEnd < 0) nameEnd = line.length;
+  const chain = table.chains.get(line.slice(nameStart, nameEnd));
+  if (!chain) return false;
+  let specStart = nameEnd;
+  while (line.charCodeAt(specStart) === 32) specStart++;
+  const target = findTargetInText(line, specStart);
+  if (target === undefined) return false;
+  chain.rules.push(new IptRule(table, chain.name, lineNo, line, counters, specStart, k, target, family));
+  return true;
+}
+
+const TARGET_MARKERS = [' -j ', ' -g ', ' --jump ', ' --goto '];
+
+/** The last `-j NAME`/`-g NAME` outside quotes; undefined when quotes make a text search unsafe. */
+function findTargetInText(line: string, specStart: number): TargetRef | null | undefined {
+  const q = line.lastIndexOf('"');
+  let best = -1;
+  let marker = '';
+  for (const m of TARGET_MARKERS) {
+    const at = line.lastIndexOf(m);
+    if (at > best) {
+      best = at;
+      marker = m;
+    }
+  }
+  if (best >= specStart - 1 && best > q) {
+    let s = best + marker.length;
+    while (line.charCodeAt(s) === 32) s++;
+    let e = line.indexOf(' ', s);
+    if (e < 0) e = line.length;
+    if (e === s) return undefined;
+    return { kind: marker.includes('g') ? 'goto' : 'jump', name: line.slice(s, e), start: best + 1, end: e };
+  }
+  if (line.startsWith('-j ', specStart) || line.startsWith('-g ', specStart)) return undefined;
+  return q < 0 ? null : undefined;
+}
+
+function findTargetInTokens(tok: TokenBuffer, from: number): TargetRef | null {
+  let found: TargetRef | null = null;
+  for (let i = from; i < tok.count - 1; i++) {
+    const w = tok.text[i];
+    if (tok.quoted[i] === 0 && (w === '-j' || w === '--jump' || w === '-g' || w === '--goto')) {
+      found = { kind: w === '-g' || w === '--goto' ? 'goto' : 'jump', name: tok.text[i + 1]!, start: tok.start[i]!, end: tok.end[i + 1]! };
+    }
+  }
+  return found;
 }

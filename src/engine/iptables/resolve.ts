@@ -1,73 +1,52 @@
 /**
- * Work done once a table is complete (at COMMIT): number the rules, resolve every `-j NAME` to a standard
+ * Work done once a table is complete (at COMMIT): number the rules, classify every `-j NAME` as a standard
  * verdict, a chain or a target extension (a declared chain wins over an extension of the same name, as in
  * iptables), check where targets may be used, and find jump loops, which the kernel refuses to load
- * (`mark_source_chains` in net/ipv4/netfilter/ip_tables.c returns ELOOP).
+ * (`mark_source_chains` in net/ipv4/netfilter/ip_tables.c returns ELOOP). All of it needs only the target
+ * names found while reading, not the compiled rules.
  */
 import type { Diagnostic } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
-import type { CompileContext } from '../matches/types.ts';
-import { type HookName, type Rule, type Table, type TargetInstance, TABLE_HOOKS } from '../model.ts';
-import { STANDARD_TARGETS } from '../targets/registry.ts';
-import type { PendingTarget } from './rule.ts';
+import { type HookName, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
+import { STANDARD_TARGETS, TARGETS } from '../targets/registry.ts';
+import { IptRule, type TargetRef } from './rule-node.ts';
 
-export function resolveTable(table: Table, family: Family, diagnostics: Diagnostic[]): void {
+function refOf(rule: unknown): TargetRef | null {
+  return rule instanceof IptRule ? rule.targetRef : null;
+}
+
+export function resolveTable(table: Table, _family: Family, diagnostics: Diagnostic[]): void {
+  const hooks = TABLE_HOOKS[table.name]?.hooks ?? {};
   for (const chain of table.chains.values()) {
     for (let i = 0; i < chain.rules.length; i++) {
       const rule = chain.rules[i]!;
       rule.index = i + 1;
       rule.chain = chain.name;
-      const pending = rule.target as unknown as PendingTarget | TargetInstance | null;
-      if (pending && (pending.kind === 'jump' || pending.kind === 'goto') && 'name' in pending) {
-        rule.target = resolveTarget(table, rule, pending, family, diagnostics);
+      const t = refOf(rule);
+      if (!t) continue;
+      const range = { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } };
+      const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error') => diagnostics.push({ code, severity, message, range });
+      if (t.kind === 'jump' && STANDARD_TARGETS.has(t.name)) continue;
+      const target = table.chains.get(t.name);
+      if (target) {
+        if (target.builtin) report('builtin-chain', `cannot ${t.kind} to built-in chain ${t.name}: only user chains can be targets`);
+        continue;
+      }
+      const mod = t.kind === 'jump' ? TARGETS.get(t.name) : undefined;
+      if (!mod) {
+        const looksLikeTarget = t.kind === 'jump' && /^[A-Z0-9_]+$/.test(t.name);
+        if (looksLikeTarget) report('unknown-target', `target ${t.name} is not modelled: traces that reach this rule end as unknown`, 'warning');
+        else report('undeclared-target', `${t.kind} to chain ${t.name}, which is not declared in table ${table.name}`);
+        continue;
+      }
+      if (mod.tables && !mod.tables.includes(table.name)) {
+        report('target-not-allowed', `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`);
+      } else if (mod.hooks && chain.name in hooks && !mod.hooks.includes(chain.name as HookName)) {
+        report('target-not-allowed', `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`);
       }
     }
   }
   findLoops(table, diagnostics);
-}
-
-function resolveTarget(table: Table, rule: Rule, p: PendingTarget, family: Family, diagnostics: Diagnostic[]): TargetInstance {
-  const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error', range = p.range) =>
-    diagnostics.push({ code, severity, message, range });
-  if (p.kind === 'jump' && STANDARD_TARGETS.has(p.name)) {
-    if (p.options.length) report('unknown-option', `${p.name} takes no options (${p.options.map((o) => o.name).join(' ')})`);
-    return { kind: 'verdict', verdict: p.name as 'ACCEPT', range: p.range };
-  }
-  const chain = table.chains.get(p.name);
-  if (chain) {
-    if (chain.builtin) report('builtin-chain', `cannot ${p.kind} to built-in chain ${p.name}: only user chains can be targets`);
-    if (p.options.length) report('unknown-option', `a jump to chain ${p.name} takes no options (${p.options.map((o) => o.name).join(' ')})`);
-    return { kind: p.kind, chain: p.name, range: p.range };
-  }
-  if (p.kind === 'goto' || !p.module) {
-    const looksLikeTarget = /^[A-Z0-9_]+$/.test(p.name) && !p.name.includes('-');
-    report(
-      looksLikeTarget ? 'unknown-target' : 'undeclared-target',
-      looksLikeTarget && p.kind === 'jump'
-        ? `target ${p.name} is not modelled: traces that reach this rule end as unknown`
-        : `${p.kind === 'goto' ? 'goto' : 'jump'} to chain ${p.name}, which is not declared in table ${table.name}`,
-      looksLikeTarget && p.kind === 'jump' ? 'warning' : 'error',
-    );
-    return { kind: 'unknown', name: p.name, options: p.options, range: p.range };
-  }
-  const mod = p.module;
-  const ctx: CompileContext = {
-    family,
-    proto: rule.ip.proto && !rule.ip.proto.negated ? rule.ip.proto.value : null,
-    report(option, code, message, severity = 'error') {
-      const range = option ? { start: { line: option.line, character: option.start }, end: { line: option.line, character: option.end } } : p.range;
-      diagnostics.push({ code, severity, message: `${mod.name}: ${message}`, range });
-    },
-  };
-  const spec = mod.compile(p.options, ctx);
-  if (mod.tables && !mod.tables.includes(table.name)) {
-    report('target-not-allowed', `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`);
-  }
-  const chainHooks = TABLE_HOOKS[table.name]?.hooks ?? {};
-  if (mod.hooks && rule.chain in chainHooks && !mod.hooks.includes(rule.chain as HookName)) {
-    report('target-not-allowed', `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${rule.chain}: the kernel refuses this rule`);
-  }
-  return { kind: 'target', module: mod, spec, options: p.options, range: p.range };
 }
 
 /** Iterative DFS over jump/goto edges; reports each cycle once, at the rule that closes it. */
@@ -75,34 +54,51 @@ function findLoops(table: Table, diagnostics: Diagnostic[]): void {
   const state = new Map<string, 1 | 2>();
   for (const start of table.chains.values()) {
     if (state.has(start.name)) continue;
-    const stack: { name: string; i: number; via: Rule | null }[] = [{ name: start.name, i: 0, via: null }];
+    const stack: { name: string; i: number; rules: readonly unknown[] }[] = [{ name: start.name, i: 0, rules: start.rules }];
     state.set(start.name, 1);
     while (stack.length) {
       const top = stack[stack.length - 1]!;
-      const chain = table.chains.get(top.name);
-      const rules = chain?.rules ?? [];
-      if (top.i >= rules.length) {
+      if (top.i >= top.rules.length) {
         state.set(top.name, 2);
         stack.pop();
         continue;
       }
-      const rule = rules[top.i++]!;
-      const t = rule.target;
-      if (!t || (t.kind !== 'jump' && t.kind !== 'goto')) continue;
-      const s = state.get(t.chain);
+      const rule = top.rules[top.i++] as IptRule;
+      const t = refOf(rule);
+      if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
+      const s = state.get(t.name);
       if (s === 1) {
-        const from = stack.findIndex((f) => f.name === t.chain);
-        const cycle = [...stack.slice(from).map((f) => f.name), t.chain].join(' → ');
+        const from = stack.findIndex((f) => f.name === t.name);
+        const cycle = [...stack.slice(from).map((f) => f.name), t.name].join(' → ');
         diagnostics.push({
           code: 'jump-loop',
           severity: 'error',
           message: `jump loop ${cycle}: the kernel refuses to load this table (ELOOP)`,
-          range: t.range,
+          range: { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } },
         });
       } else if (s === undefined) {
-        state.set(t.chain, 1);
-        stack.push({ name: t.chain, i: 0, via: rule });
+        const next = table.chains.get(t.name);
+        if (!next) continue;
+        state.set(t.name, 1);
+        stack.push({ name: t.name, i: 0, rules: next.rules });
       }
     }
   }
+}
+
+const validated = new WeakSet<Ruleset>();
+
+/**
+ * Compiles every rule and adds the diagnostics of their options (bad addresses, unknown options, …) to the
+ * ruleset's list, sorted by position. Idempotent.
+ */
+export function validateRules(rs: Ruleset): void {
+  if (validated.has(rs)) return;
+  validated.add(rs);
+  for (const t of rs.tables.values()) {
+    for (const c of t.chains.values()) {
+      for (const r of c.rules) if (r instanceof IptRule) for (const d of r.diagnostics()) rs.diagnostics.push(d);
+    }
+  }
+  rs.diagnostics.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
 }

@@ -111,10 +111,15 @@ export class TokenBuffer {
   unterminatedQuoteAt = -1;
 
   fill(line: string): void {
+    this.fillFrom(line, 0);
+  }
+
+  /** Tokenizes `line` from character `from` on; offsets stay relative to the whole line. */
+  fillFrom(line: string, from: number): void {
     this.count = 0;
     this.unterminatedQuoteAt = -1;
     const n = line.length;
-    let i = 0;
+    let i = from;
     while (i < n) {
       let c = line.charCodeAt(i);
       if (c === 32 || c === 9 || c === 13) {
@@ -131,11 +136,33 @@ export class TokenBuffer {
         this.push(line.slice(start, i), start, i, false);
         continue;
       }
-      // A word with quotes: fall back to the general tokenizer for the rest of the line.
-      const rest = tokenizeLine(line.slice(start));
-      if (rest.unterminatedQuoteAt >= 0) this.unterminatedQuoteAt = start + rest.unterminatedQuoteAt;
-      for (const t of rest.tokens) this.push(t.text, start + t.start, start + t.end, t.quoted);
-      return;
+      // A quoted word (kube-proxy quotes every comment): slice between the quotes unless it has escapes.
+      let text = line.slice(start, i);
+      while (i < n && line.charCodeAt(i) === 34) {
+        const close = line.indexOf('"', i + 1);
+        const bs = line.indexOf('\\', i + 1);
+        if (close >= 0 && (bs < 0 || bs > close)) {
+          text += line.slice(i + 1, close);
+          i = close + 1;
+        } else {
+          // Escapes or no closing quote: the general tokenizer reads the rest of this word exactly.
+          const rest = tokenizeLine(line.slice(i));
+          const first = rest.tokens[0]!;
+          text += first.text;
+          if (rest.unterminatedQuoteAt === 0) this.unterminatedQuoteAt = i;
+          i += first.end;
+          break;
+        }
+        // Unquoted characters may follow the closing quote within the same word.
+        const wordStart = i;
+        while (i < n) {
+          c = line.charCodeAt(i);
+          if (c === 32 || c === 9 || c === 13 || c === 34) break;
+          i++;
+        }
+        text += line.slice(wordStart, i);
+      }
+      this.push(text, start, i, true);
     }
   }
 

@@ -13,6 +13,8 @@ interface MarkSpec {
 }
 
 function make(name: 'mark' | 'connmark', read: (p: PacketState) => number, label: string) {
+  // xt_connmark.c: without a conntrack entry (untracked or invalid packets) the match fails, `!` or not.
+  const noCt = (p: PacketState) => name === 'connmark' && (p.ct.state === 'UNTRACKED' || p.ct.state === 'INVALID');
   return defineMatch<MarkSpec>({
     name,
     options: [{ name: '--mark', args: 1, negatable: true }],
@@ -30,8 +32,8 @@ function make(name: 'mark' | 'connmark', read: (p: PacketState) => number, label
       }
       return { negated: o.negated, value: v.value, mask: v.mask };
     },
-    test: (s, pkt) => (((read(pkt) & s.mask) >>> 0) === s.value) !== s.negated,
-    why: (s, pkt) => `${not(s.negated)}--mark ${formatMarkMask(s)} ${s.negated ? '=' : '≠'} ${hex(read(pkt))}`,
+    test: (s, pkt) => !noCt(pkt) && (((read(pkt) & s.mask) >>> 0) === s.value) !== s.negated,
+    why: (s, pkt) => (noCt(pkt) ? `the packet has no conntrack entry (${pkt.ct.state}), so connmark never matches` : `${not(s.negated)}--mark ${formatMarkMask(s)} ${s.negated ? '=' : '≠'} ${hex(read(pkt))}`),
     describe: (s) => `${label} ${s.negated ? 'without' : 'with'} bits ${formatMarkMask(s)}`,
   });
 }

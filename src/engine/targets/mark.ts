@@ -107,6 +107,7 @@ export const connmarkTarget = defineTarget<ConnmarkSpec>({
   },
   apply(spec, pkt: PacketState) {
     if (!spec) return { effect: CONTINUE, text: 'CONNMARK (invalid)' };
+    if (pkt.ct.state === 'UNTRACKED' || pkt.ct.state === 'INVALID') return { effect: CONTINUE, text: `CONNMARK: no effect, the packet has no conntrack entry (${pkt.ct.state})` };
     const before = pkt.ct.mark;
     if (spec.kind === 'set') pkt.ct.mark = applyXmark(before, spec.x);
     else if (spec.kind === 'save') {

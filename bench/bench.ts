@@ -1,0 +1,51 @@
+/**
+ * `npm run bench`: kube-proxy-shaped dumps of 1k and 10k Services × 10 endpoints (≈32k and ≈320k rules).
+ * Reports parse time, peak memory and time per traced packet (1000 packets to Service addresses), and
+ * `iptables-nft-restore --test` on the same file when iptables is installed. A benchmark, not a test: it
+ * prints figures and never fails on them.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const outDir = join('bench', 'out');
+mkdirSync(outDir, { recursive: true });
+// Measure the engine as it ships (an esbuild bundle), not through a development-time TypeScript loader.
+const measure = join(outDir, 'measure.cjs');
+void build({ entryPoints: ['bench/measure.ts'], outfile: measure, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' }).then(run);
+
+function run(): void {
+const rows: Record<string, number | string>[] = [];
+for (const services of [1000, 10000]) {
+  const file = join(outDir, `kube-${services}x10.rules`);
+  const r = spawnSync(process.execPath, [measure, String(services), '10', file], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) {
+    console.error(r.stderr);
+    process.exit(1);
+  }
+  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number | string>;
+  let restore = 'n/a (iptables not installed)';
+  try {
+    execFileSync('iptables-nft-restore', ['--version'], { stdio: 'ignore' });
+    const t0 = performance.now();
+    const res = spawnSync('iptables-nft-restore', ['--test', file], { stdio: 'ignore' });
+    restore = res.status === 0 ? `${(performance.now() - t0).toFixed(0)} ms` : `failed (exit ${res.status}; needs root)`;
+  } catch {
+    // not installed
+  }
+  row.iptablesNftRestoreTest = restore;
+  rows.push(row);
+}
+console.log('packetlens bench (kube-proxy iptables-mode dumps, ClusterIP Services × 10 endpoints)\n');
+console.log('services  rules    MB    parse(ms)  iptables-nft-restore --test  trace(ms/pkt)  trace+why-not(ms/pkt)  peak RSS(MB)');
+for (const r of rows) {
+  console.log(
+    `${String(r.services).padEnd(9)} ${String(r.rules).padEnd(8)} ${String(r.megabytes).padEnd(5)} ${String(r.parseMedianMs).padEnd(10)} ${String(r.iptablesNftRestoreTest).padEnd(28)} ${String(r.traceMsPerPacket).padEnd(14)} ${String(r.traceWhyNotMsPerPacket).padEnd(22)} ${r.peakRssMB}`,
+  );
+}
+const [small, big] = rows;
+console.log(`\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`);
+console.log(JSON.stringify(rows));
+}

@@ -1,0 +1,136 @@
+/**
+ * A rule of a parsed dump. Reading a dump records, for every rule, only what the structure needs: its
+ * chain, its line, and where its `-j`/`-g` target is. The rest (header checks, match modules, target
+ * options) is compiled the first time something asks for it — a trace touches a few dozen of a 300k-rule
+ * dump's rules — or for all rules at once by `validateRules`, which also collects their diagnostics.
+ */
+import type { Diagnostic, Range } from '../diagnostics.ts';
+import type { Family } from '../net/addr.ts';
+import type { CompileContext } from '../matches/types.ts';
+import type { Counters, IpMatch, MatchInstance, Rule, Table, TargetInstance } from '../model.ts';
+import { STANDARD_TARGETS } from '../targets/registry.ts';
+import { type PendingTarget, RuleSpecParser } from './rule.ts';
+import { TokenBuffer } from './tokenize.ts';
+
+/** `-j NAME` / `-g NAME` as found when the dump was read. */
+export interface TargetRef {
+  readonly kind: 'jump' | 'goto';
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+interface Compiled {
+  readonly ip: IpMatch;
+  readonly matches: readonly MatchInstance[];
+  readonly target: TargetInstance | null;
+  readonly comment: string | null;
+  readonly counters: Counters | null;
+  readonly diagnostics: Diagnostic[] | null;
+}
+
+// One tokenizer and one rule parser serve every lazy compilation; compilation is synchronous and never
+// re-entrant, so sharing them is safe.
+const sharedTokens = new TokenBuffer();
+let sink: Diagnostic[] = [];
+const sharedParser = new RuleSpecParser((code, severity, message, line, start, end) => {
+  sink.push({ code, severity, message, range: { start: { line, character: start }, end: { line, character: end } } });
+});
+
+export class IptRule implements Rule {
+  index = 0;
+  private compiled: Compiled | null = null;
+
+  constructor(
+    private readonly tableRef: Table,
+    public chain: string,
+    readonly line: number,
+    readonly raw: string,
+    private readonly prefixCounters: Counters | null,
+    readonly specStart: number,
+    private readonly startChar: number,
+    readonly targetRef: TargetRef | null,
+    private readonly family: Family,
+  ) {}
+
+  get table(): string {
+    return this.tableRef.name;
+  }
+
+  get range(): Range {
+    return { start: { line: this.line, character: this.startChar }, end: { line: this.line, character: this.raw.length } };
+  }
+
+  get ip(): IpMatch {
+    return this.compile().ip;
+  }
+
+  get matches(): readonly MatchInstance[] {
+    return this.compile().matches;
+  }
+
+  get target(): TargetInstance | null {
+    return this.compile().target;
+  }
+
+  get comment(): string | null {
+    return this.compile().comment;
+  }
+
+  get counters(): Counters | null {
+    return this.prefixCounters ?? this.compile().counters;
+  }
+
+  /** Diagnostics of the rule's options (compiling it if needed). */
+  diagnostics(): readonly Diagnostic[] {
+    return this.compile().diagnostics ?? [];
+  }
+
+  isCompiled(): boolean {
+    return this.compiled !== null;
+  }
+
+  private compile(): Compiled {
+    if (this.compiled) return this.compiled;
+    const outer = sink;
+    const diags: Diagnostic[] = [];
+    sink = diags;
+    try {
+      sharedTokens.fillFrom(this.raw, this.specStart);
+      const spec = sharedParser.parse(sharedTokens, 0, this.line, this.family);
+      const target = spec.target ? compileTarget(this.tableRef, spec.target, this.family, spec.ip, diags) : null;
+      this.compiled = { ip: spec.ip, matches: spec.matches, target, comment: spec.comment, counters: spec.counters, diagnostics: diags.length ? diags : null };
+    } finally {
+      sink = outer;
+    }
+    return this.compiled;
+  }
+}
+
+/**
+ * The compile-time half of target resolution: the same classification as the structural pass
+ * (resolve.ts), plus the target extension's own options.
+ */
+function compileTarget(table: Table, p: PendingTarget, family: Family, ip: IpMatch, diags: Diagnostic[]): TargetInstance {
+  const pRange = { start: { line: p.line, character: p.start }, end: { line: p.line, character: p.end } };
+  const optionNames = () => p.options.map((o) => o.name).join(' ');
+  if (p.kind === 'jump' && STANDARD_TARGETS.has(p.name)) {
+    if (p.options.length) diags.push({ code: 'unknown-option', severity: 'error', message: `${p.name} takes no options (${optionNames()})`, range: pRange });
+    return { kind: 'verdict', verdict: p.name as 'ACCEPT', start: p.start, end: p.end };
+  }
+  if (table.chains.has(p.name)) {
+    if (p.options.length) diags.push({ code: 'unknown-option', severity: 'error', message: `a jump to chain ${p.name} takes no options (${optionNames()})`, range: pRange });
+    return { kind: p.kind, chain: p.name, start: p.start, end: p.end };
+  }
+  const mod = p.kind === 'jump' ? p.module : null;
+  if (!mod) return { kind: 'unknown', name: p.name, options: p.options, start: p.start, end: p.end };
+  const ctx: CompileContext = {
+    family,
+    proto: ip.proto && !ip.proto.negated ? ip.proto.value : null,
+    report(option, code, message, severity = 'error') {
+      const range = option ? { start: { line: option.line, character: option.start }, end: { line: option.line, character: option.end } } : pRange;
+      diags.push({ code, severity, message: `${mod.name}: ${message}`, range });
+    },
+  };
+  return { kind: 'target', module: mod, spec: mod.compile(p.options, ctx), start: p.start, end: p.end };
+}
