@@ -6,9 +6,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { generateKubeProxyDump } from './generate.ts';
 
 const outDir = join('bench', 'out');
 mkdirSync(outDir, { recursive: true });
@@ -20,7 +21,8 @@ function run(): void {
 const rows: Record<string, number | string>[] = [];
 for (const services of [1000, 10000]) {
   const file = join(outDir, `kube-${services}x10.rules`);
-  const r = spawnSync(process.execPath, [measure, String(services), '10', file], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  writeFileSync(file, generateKubeProxyDump(services, 10));
+  const r = spawnSync(process.execPath, [measure, file, String(services), '10'], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (r.status !== 0) {
     console.error(r.stderr);
     process.exit(1);
@@ -39,12 +41,14 @@ for (const services of [1000, 10000]) {
   rows.push(row);
 }
 console.log('packetlens bench (kube-proxy iptables-mode dumps, ClusterIP Services × 10 endpoints)\n');
-console.log('services  rules    MB    parse(ms)  iptables-nft-restore --test  trace(ms/pkt)  trace+why-not(ms/pkt)  peak RSS(MB)');
-for (const r of rows) {
-  console.log(
-    `${String(r.services).padEnd(9)} ${String(r.rules).padEnd(8)} ${String(r.megabytes).padEnd(5)} ${String(r.parseMedianMs).padEnd(10)} ${String(r.iptablesNftRestoreTest).padEnd(28)} ${String(r.traceMsPerPacket).padEnd(14)} ${String(r.traceWhyNotMsPerPacket).padEnd(22)} ${r.peakRssMB}`,
-  );
-}
+const cols: [string, string][] = [
+  ['services', 'services'], ['rules', 'rules'], ['MB', 'megabytes'], ['parse ms', 'parseMedianMs'],
+  ['iptables-nft-restore --test', 'iptablesNftRestoreTest'], ['validate all ms', 'validateAllMs'],
+  ['trace ms/pkt', 'traceMsPerPacket'], ['trace+why-not ms/pkt', 'traceWhyNotMsPerPacket'],
+  ['peak RSS MB (parse)', 'peakRssAfterParseMB'], ['peak RSS MB (validated)', 'peakRssAfterValidateMB'],
+];
+console.log(cols.map(([h]) => h).join(' | '));
+for (const r of rows) console.log(cols.map(([h, k]) => String(r[k]).padEnd(h.length)).join(' | '));
 const [small, big] = rows;
 console.log(`\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`);
 console.log(JSON.stringify(rows));
