@@ -11,14 +11,14 @@
 #                       compare-backends.txt when both backends ran) instead of only diffing
 #   --strict            exit 1 when a deterministic probe changed (default: report only, exit 0)
 # Needs root, network namespaces, iptables (legacy + nft), nft, conntrack and nforacle.py
-# (NFORACLE=/path/to/nforacle.py, default /work/shared/oracle/nforacle.py). Without them it
+# (NFORACLE=/path/to/nforacle.py, default ../shared/oracle/nforacle.py beside the checkout). Without them it
 # prints "skipped: ..." and exits 0, so `npm run test:kernel` is safe everywhere.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FIXDIR="$ROOT/test/fixtures/kernel"
 HELPER="$ROOT/scripts/kernel_oracle.py"
-ORACLE=${NFORACLE:-/work/shared/oracle/nforacle.py}
+ORACLE=${NFORACLE:-$ROOT/../shared/oracle/nforacle.py}
 COMPARE=${NFORACLE_COMPARE:-$(dirname "$ORACLE")/compare_backends.py}
 
 BACKEND=legacy

@@ -58,7 +58,7 @@ describe('packetlens trace', () => {
     const r = cli('trace', EXAMPLE, '--packet', 'tcp 172.18.0.100 -> 172.18.255.200:80', '--node-ip', '172.18.0.4');
     assert.equal(r.code, 0);
     assert.match(r.out[0]!, /^tcp 172\.18\.0\.100:40000 -> 172\.18\.255\.200:80 {2}\(arrives on eth0\)/);
-    assert.match(r.out.join('\n'), /├─ +50%  forwarded → 10\.10\.1\.11:80 .*masqueraded to 172\.18\.0\.4/);
+    assert.match(r.out.join('\n'), /├─ +50% {2}forwarded → 10\.10\.1\.11:80 .*masqueraded to 172\.18\.0\.4/);
   });
 
   it('exits 2 with file and reason on unreadable input', () => {
