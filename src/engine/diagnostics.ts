@@ -49,7 +49,18 @@ export type DiagnosticCode =
   | 'unused-chain'
   | 'shadowed-rule'
   | 'target-not-allowed'
-  | 'bad-packet';
+  | 'bad-packet'
+  // Kubernetes manifests
+  | 'yaml-syntax'
+  | 'yaml-alias-limit'
+  | 'bad-field'
+  | 'missing-field'
+  | 'selector-matches-nothing'
+  | 'named-port-unresolved'
+  | 'service-without-ports'
+  | 'not-modelled'
+  | 'prediction'
+  | 'unknown-reference';
 
 export interface Diagnostic {
   readonly code: DiagnosticCode;
@@ -60,6 +71,11 @@ export interface Diagnostic {
 
 export function lineRange(line: number, startChar = 0, endChar = startChar): Range {
   return { start: { line, character: startChar }, end: { line, character: endChar } };
+}
+
+/** A diagnostic of one file among several (manifests come as sets of files). */
+export interface FileDiagnostic extends Diagnostic {
+  readonly file: string;
 }
 
 /** Formats a diagnostic as compilers do, `file:line:col: severity: message`, with one-based numbers. */
