@@ -1,0 +1,332 @@
+/**
+ * Builds the cluster model from manifests: nodes (from Node objects, else from a kind Cluster config),
+ * pods (given, or placed from workload templates), Services expanded per port with ClusterIP, NodePort,
+ * LoadBalancer IPs and endpoints — given, or predicted the way the controllers would (endpoint controller
+ * for selectors and named ports, MetalLB's allocator for LoadBalancer IPs).
+ */
+import type { FileDiagnostic } from '../../diagnostics.ts';
+import { formatAddr, parseAddr } from '../../net/addr.ts';
+import type { ManifestSet } from '../manifest/read.ts';
+import type {
+  EndpointSliceM,
+  IPAddressPoolM,
+  KindClusterM,
+  KubeProxyConfigM,
+  L2AdvertisementM,
+  NodeM,
+  PodM,
+  ServiceM,
+  ServicePortM,
+  WorkloadM,
+} from '../manifest/types.ts';
+import type { Loc } from '../manifest/yaml-node.ts';
+import { allocateClusterIP, allocatePort, nthPodCIDR, nthPodIP, poolAddresses } from './predict.ts';
+import type { ClusterModel, EndpointInfo, KubeProxySettings, NodeInfo, PodInfo, Prediction, ServicePortInfo } from './types.ts';
+
+const EXCLUDE_LB = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
+function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(selector);
+  return keys.length > 0 && keys.every((k) => labels[k] === selector[k]);
+}
+
+export interface BuildOptions {
+  /**
+   * Predict what the manifests leave to controllers (default true). Off, objects are taken as the API
+   * server would hand them to kube-proxy: an absent nodePort or ClusterIP stays absent.
+   */
+  readonly predict?: boolean;
+}
+
+class Builder {
+  readonly predictions: Prediction[] = [];
+  readonly diagnostics: FileDiagnostic[];
+  private readonly predictOn: boolean;
+
+  constructor(
+    private readonly set: ManifestSet,
+    opts: BuildOptions,
+  ) {
+    this.predictOn = opts.predict ?? true;
+    this.diagnostics = [...set.diagnostics];
+  }
+
+  private of<K extends string>(kind: K) {
+    return this.set.objects.filter((o) => o.kind === kind) as never[];
+  }
+
+  predict(subject: string, field: string, value: string, reason: string, loc: Loc | null): void {
+    this.predictions.push({ subject, field, value, reason, loc });
+  }
+
+  warn(loc: Loc, code: FileDiagnostic['code'], message: string, severity: FileDiagnostic['severity'] = 'warning'): void {
+    this.diagnostics.push({ file: loc.file, code, severity, message, range: loc.range });
+  }
+
+  build(): ClusterModel {
+    const kind = (this.of('Cluster') as KindClusterM[])[0] ?? null;
+    const kpc = (this.of('KubeProxyConfiguration') as KubeProxyConfigM[])[0] ?? null;
+    const serviceCIDR = kind?.serviceSubnet ?? '10.96.0.0/12';
+    const podSubnet = kpc?.clusterCIDR ?? kind?.podSubnet ?? (kind ? '10.244.0.0/16' : null);
+    const nodes = this.nodes(kind, podSubnet);
+    const pods = this.pods(nodes);
+    const services = this.of('Service') as ServiceM[];
+    const kubeProxy: KubeProxySettings = {
+      mode: kpc?.mode ?? (kind?.kubeProxyMode === 'ipvs' || kind?.kubeProxyMode === 'nftables' ? kind.kubeProxyMode : 'iptables'),
+      clusterCIDR: podSubnet,
+      masqueradeAll: kpc?.masqueradeAll ?? false,
+      masqueradeBit: kpc?.masqueradeBit ?? 14,
+      localhostNodePorts: kpc?.localhostNodePorts ?? true,
+      nodePortAddresses: kpc?.nodePortAddresses ?? null,
+      ipvsScheduler: kpc?.ipvsScheduler ?? 'rr',
+    };
+    const pools = this.of('IPAddressPool') as IPAddressPoolM[];
+    const ads = this.of('L2Advertisement') as L2AdvertisementM[];
+    const bgp = this.of('BGPAdvertisement') as L2AdvertisementM[];
+    const servicePorts = this.servicePorts(services, pods, serviceCIDR, pools);
+    return { nodes, pods, servicePorts, services, serviceCIDR, kubeProxy, metallb: { pools, l2: ads, bgp }, predictions: this.predictions, diagnostics: this.diagnostics };
+  }
+
+  private nodes(kind: KindClusterM | null, podSubnet: string | null): NodeInfo[] {
+    const given = this.of('Node') as NodeM[];
+    if (given.length) {
+      return given.map((n) => ({
+        name: n.name,
+        ips: [...n.internalIPs, ...n.externalIPs],
+        podCIDRs: n.podCIDRs,
+        labels: n.labels,
+        controlPlane: n.controlPlane,
+        excludedFromLB: EXCLUDE_LB in n.labels,
+        predicted: false,
+      }));
+    }
+    if (!kind) return [];
+    // kind names nodes <cluster>-control-plane, <cluster>-worker, <cluster>-worker2, … and gives them
+    // addresses on its docker network in creation order; kubeadm labels control planes as excluded from
+    // external load balancers.
+    const cluster = kind.name ?? 'kind';
+    let cp = 0;
+    let wk = 0;
+    return kind.nodes.map((n, i) => {
+      const isCP = n.role === 'control-plane';
+      const idx = isCP ? ++cp : ++wk;
+      const name = `${cluster}-${isCP ? 'control-plane' : 'worker'}${idx > 1 ? idx : ''}`;
+      const ip = `172.18.0.${2 + i}`;
+      const podCIDR = podSubnet ? nthPodCIDR(podSubnet, i) : null;
+      this.predict(`Node ${name}`, 'InternalIP', ip, 'kind gives nodes addresses on its docker network (172.18.0.0/16) in creation order', kind.loc);
+      if (podCIDR) this.predict(`Node ${name}`, 'podCIDR', podCIDR, `the n-th /24 of podSubnet ${podSubnet}`, kind.loc);
+      const labels: Record<string, string> = { ...n.labels, 'kubernetes.io/hostname': name };
+      if (isCP) {
+        labels['node-role.kubernetes.io/control-plane'] = '';
+        labels[EXCLUDE_LB] = '';
+      }
+      return { name, ips: [ip], podCIDRs: podCIDR ? [podCIDR] : [], labels, controlPlane: isCP, excludedFromLB: isCP, predicted: true };
+    });
+  }
+
+  private pods(nodes: NodeInfo[]): PodInfo[] {
+    const out: PodInfo[] = [];
+    const perNode = new Map<string, number>();
+    const nextIP = (node: NodeInfo | undefined): string | null => {
+      if (!node || !node.podCIDRs[0]) return null;
+      const k = perNode.get(node.name) ?? 0;
+      perNode.set(node.name, k + 1);
+      return nthPodIP(node.podCIDRs[0], k);
+    };
+    for (const p of this.of('Pod') as PodM[]) {
+      let ip = p.podIPs[0] ?? null;
+      const node = nodes.find((n) => n.name === p.nodeName);
+      if (p.hostNetwork && !ip && node) ip = node.ips[0] ?? null;
+      if (!ip && node) {
+        ip = nextIP(node);
+        if (ip) this.predict(`Pod ${p.namespace}/${p.name}`, 'podIP', ip, `next free address of ${node.name}'s pod CIDR ${node.podCIDRs[0]}`, p.loc);
+      }
+      out.push({ namespace: p.namespace, name: p.name, ip, nodeName: p.nodeName, labels: p.labels, ready: p.ready ?? true, terminating: p.terminating, containerPorts: p.containerPorts, hostNetwork: p.hostNetwork, predicted: false, owner: null, loc: p.loc });
+    }
+    for (const w of this.of('Deployment').concat(this.of('ReplicaSet'), this.of('StatefulSet'), this.of('DaemonSet')) as WorkloadM[]) {
+      const eligible = nodes.filter((n) => (!n.controlPlane || w.tolerateControlPlane) && Object.entries(w.nodeSelector).every(([k, v]) => n.labels[k] === v));
+      const targets = w.nodeName ? nodes.filter((n) => n.name === w.nodeName) : eligible;
+      const count = w.kind === 'DaemonSet' ? targets.length : w.replicas;
+      if (count > 0 && targets.length === 0) {
+        this.warn(w.loc, 'prediction', `${w.kind} ${w.namespace}/${w.name}: no node can run its pods (node selector, control-plane taint), so it has no endpoints`);
+        continue;
+      }
+      for (let i = 0; i < count; i++) {
+        const node = targets[i % targets.length]!;
+        const name = w.kind === 'StatefulSet' ? `${w.name}-${i}` : w.kind === 'DaemonSet' ? `${w.name}-${node.name}` : `${w.name}-${i + 1}`;
+        const ip = w.hostNetwork ? (node.ips[0] ?? null) : nextIP(node);
+        this.predict(`Pod ${w.namespace}/${name}`, 'placement', `${node.name}${ip ? ` ${ip}` : ''}`, `${w.kind} ${w.name} replica ${i + 1} of ${count}, spread over the eligible nodes in order`, w.loc);
+        out.push({ namespace: w.namespace, name, ip, nodeName: node.name, labels: w.labels, ready: true, terminating: false, containerPorts: w.containerPorts, hostNetwork: w.hostNetwork, predicted: true, owner: `${w.kind}/${w.name}`, loc: w.loc });
+      }
+    }
+    return out;
+  }
+
+  private servicePorts(services: ServiceM[], pods: PodInfo[], serviceCIDR: string, pools: IPAddressPoolM[]): ServicePortInfo[] {
+    const usedIPs = new Set<string>(services.map((s) => s.clusterIP).filter((ip): ip is string => !!ip && ip !== 'None'));
+    const usedPorts = new Set<number>(services.flatMap((s) => [...s.ports.map((p) => p.nodePort), s.healthCheckNodePort]).filter((p): p is number => p !== null));
+    const usedLB = new Set<string>(services.flatMap((s) => s.lbIngress.map((i) => i.ip)));
+    const slices = (this.of('EndpointSlice') as EndpointSliceM[]).concat(this.of('Endpoints') as EndpointSliceM[]);
+    const out: ServicePortInfo[] = [];
+    for (const svc of services) {
+      if (svc.type === 'ExternalName' || svc.clusterIP === 'None') continue;
+      const key = `${svc.namespace}/${svc.name}`;
+      let clusterIP = svc.clusterIP ? normalizeIP(svc.clusterIP) : null;
+      let ipPredicted = false;
+      if (!clusterIP && this.predictOn) {
+        clusterIP = allocateClusterIP(serviceCIDR, usedIPs);
+        ipPredicted = clusterIP !== null;
+        if (clusterIP) this.predict(`Service ${key}`, 'clusterIP', clusterIP, `the apiserver allocates from the service CIDR ${serviceCIDR} (randomly; this is the lowest free address)`, svc.fieldLocs.clusterIP ?? svc.loc);
+      }
+      let lbIPs = ips(svc.lbIngress.map((i) => i.ip));
+      let lbPredicted = false;
+      if (svc.type === 'LoadBalancer' && lbIPs.length === 0 && this.predictOn) {
+        const ip = this.metallbAllocate(svc, pools, usedLB);
+        if (ip) {
+          lbIPs = [ip];
+          lbPredicted = true;
+        }
+      }
+      const mySlices = slices.filter((s) => s.namespace === svc.namespace && s.serviceName === svc.name);
+      for (const port of svc.ports) {
+        let nodePort = port.nodePort;
+        let npPredicted = false;
+        const wantsNodePort = svc.type === 'NodePort' || (svc.type === 'LoadBalancer' && svc.allocateLoadBalancerNodePorts);
+        if (wantsNodePort && nodePort === null && this.predictOn) {
+          nodePort = allocatePort(usedPorts);
+          npPredicted = nodePort !== null;
+          if (nodePort !== null) this.predict(`Service ${key}:${port.name || port.port}`, 'nodePort', String(nodePort), 'the apiserver allocates NodePorts from 30000-32767 (randomly; this is the lowest free port)', port.loc);
+        }
+        const spn = port.name ? `${key}:${port.name}` : key;
+        const { endpoints, source } = this.endpointsFor(svc, port, mySlices, pods);
+        out.push({
+          service: svc,
+          namespace: svc.namespace,
+          name: svc.name,
+          portName: port.name,
+          servicePortName: spn,
+          protocol: port.protocol,
+          port: port.port,
+          clusterIP,
+          nodePort: wantsNodePort || port.nodePort !== null ? nodePort : null,
+          externalIPs: ips(svc.externalIPs),
+          lbIPs,
+          loadBalancerSourceRanges: svc.loadBalancerSourceRanges.map(normalizeCIDR).filter((x): x is string => x !== null),
+          endpoints,
+          endpointSource: source,
+          predicted: { clusterIP: ipPredicted, nodePort: npPredicted, lbIPs: lbPredicted, endpoints: source === 'selector' },
+          loc: port.loc,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** MetalLB's allocator: the first free address of the auto-assign pools, pools by name, skipping buggy IPs when asked. */
+  private metallbAllocate(svc: ServiceM, pools: IPAddressPoolM[], used: Set<string>): string | null {
+    if (svc.loadBalancerClass && svc.loadBalancerClass !== 'metallb.io/metallb') return null;
+    const requested = svc.loadBalancerIP ?? svc.annotations['metallb.universe.tf/loadBalancerIPs'] ?? svc.annotations['metallb.io/loadBalancerIPs'] ?? null;
+    const poolName = svc.annotations['metallb.universe.tf/address-pool'] ?? svc.annotations['metallb.io/address-pool'] ?? null;
+    const key = `Service ${svc.namespace}/${svc.name}`;
+    if (requested) {
+      const ip = requested.split(',')[0]!.trim();
+      used.add(ip);
+      this.predict(key, 'loadBalancer IP', ip, 'requested by the Service (loadBalancerIP / metallb loadBalancerIPs annotation); MetalLB assigns it if a pool contains it', svc.fieldLocs.type ?? svc.loc);
+      return ip;
+    }
+    const candidates = [...pools].filter((p) => (poolName ? p.name === poolName : p.autoAssign)).sort((a, b) => a.name.localeCompare(b.name));
+    for (const pool of candidates) {
+      for (const entry of pool.addresses) {
+        for (const ip of poolAddresses(entry, pool.avoidBuggyIPs)) {
+          if (used.has(ip)) continue;
+          used.add(ip);
+          this.predict(key, 'loadBalancer IP', ip, `MetalLB assigns the first free address of pool ${pool.name} (${pool.addresses.join(', ')}), Services taken in manifest order`, svc.fieldLocs.type ?? svc.loc);
+          return ip;
+        }
+      }
+    }
+    if (pools.length) this.warn(svc.fieldLocs.type ?? svc.loc, 'prediction', `${key}: no MetalLB pool has a free address for it: its LoadBalancer IP stays pending`);
+    return null;
+  }
+
+  private endpointsFor(svc: ServiceM, port: ServicePortM, slices: EndpointSliceM[], pods: PodInfo[]): { endpoints: EndpointInfo[]; source: ServicePortInfo['endpointSource'] } {
+    if (slices.length) {
+      const eps: EndpointInfo[] = [];
+      for (const s of slices) {
+        const sp = s.ports.find((p) => p.name === port.name && p.protocol === port.protocol);
+        if (!sp || sp.port === null) continue;
+        for (const e of s.endpoints) {
+          // kube-proxy uses an endpoint's first address (endpointslicecache.go, addEndpoints).
+          const ip = e.addresses[0] ? normalizeIP(e.addresses[0]) : null;
+          if (!ip) continue;
+          eps.push({ ip, port: sp.port, nodeName: e.nodeName, ready: e.ready, serving: e.serving, terminating: e.terminating, podName: e.targetPod, predicted: false });
+        }
+      }
+      return { endpoints: dedupeSort(eps), source: slices.some((s) => (s as { kind: string }).kind === 'EndpointSlice') ? 'EndpointSlice' : 'Endpoints' };
+    }
+    if (!svc.selector) return { endpoints: [], source: 'none' };
+    const matching = pods.filter((p) => p.namespace === svc.namespace && selects(svc.selector!, p.labels));
+    if (matching.length === 0) {
+      this.warn(svc.fieldLocs.selector ?? svc.loc, 'selector-matches-nothing', `Service ${svc.namespace}/${svc.name}: selector ${Object.entries(svc.selector).map(([k, v]) => `${k}=${v}`).join(',')} matches no pod in these manifests, so it has no endpoints`);
+      return { endpoints: [], source: 'selector' };
+    }
+    const eps: EndpointInfo[] = [];
+    for (const p of matching) {
+      if (!p.ip) continue;
+      let target: number | null;
+      if (port.targetPort === null) target = port.port;
+      else if (typeof port.targetPort === 'number') target = port.targetPort;
+      else {
+        // The endpoint controller resolves a named targetPort per pod (FindPort in pkg/api/v1/pod).
+        const cp = p.containerPorts.find((c) => c.name === port.targetPort && c.protocol === port.protocol);
+        target = cp ? cp.containerPort : null;
+        if (target === null) {
+          this.warn(port.loc, 'named-port-unresolved', `Service ${svc.namespace}/${svc.name}: targetPort '${port.targetPort}' is not a ${port.protocol} container port of pod ${p.name}; the pod is left out of the endpoints`);
+          continue;
+        }
+      }
+      eps.push({ ip: p.ip, port: target, nodeName: p.nodeName, ready: p.ready && !p.terminating, serving: p.ready, terminating: p.terminating, podName: p.name, predicted: true });
+    }
+    return { endpoints: dedupeSort(eps), source: 'selector' };
+  }
+}
+
+/**
+ * kube-proxy reads addresses with netutils.ParseIPSloppy / ParseCIDRSloppy, which accept leading zeros as
+ * decimal (`172.30.0.041` is 172.30.0.41) and trims spaces; invalid ones are dropped (TestBadIPs).
+ */
+export function normalizeIP(text: string): string | null {
+  const a = parseAddr(text.trim());
+  return a ? formatAddr(a) : null;
+}
+
+export function normalizeCIDR(text: string): string | null {
+  const [addr, prefix] = text.trim().split('/');
+  const a = addr ? parseAddr(addr) : null;
+  if (!a || prefix === undefined || !/^\d+$/.test(prefix)) return null;
+  const p = Number(prefix);
+  if (p > (a.v === 4 ? 32 : 128)) return null;
+  return `${formatAddr(a)}/${p}`;
+}
+
+function ips(list: readonly string[]): string[] {
+  return list.map(normalizeIP).filter((x): x is string => x !== null);
+}
+
+/** kube-proxy keys endpoints by `ip:port` and sorts them by that string (endpointsMapFromEndpointInfo). */
+function dedupeSort(eps: EndpointInfo[]): EndpointInfo[] {
+  const seen = new Map<string, EndpointInfo>();
+  for (const e of eps) {
+    const k = e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
+    if (!seen.has(k)) seen.set(k, e);
+  }
+  return [...seen.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, e]) => e);
+}
+
+export function buildClusterModel(set: ManifestSet, opts: BuildOptions = {}): ClusterModel {
+  return new Builder(set, opts).build();
+}
+
+export function endpointString(e: { ip: string; port: number }): string {
+  return e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
+}

@@ -1,0 +1,122 @@
+/**
+ * Rewrites one rule as kube-proxy hands it to iptables-restore (`-m comment --comment X -m tcp -p tcp -d
+ * 10.0.0.1 --dport 80 -j …`) into the form iptables-save prints it back: header options first
+ * (`-s -d -i -o -p`, addresses with their prefix), then each match in the order it was loaded with its
+ * options in the extension's own print order, then the target with its normalized options
+ * (`--or-mark 0x4000` → `--set-xmark 0x4000/0x4000`, `REJECT` → `REJECT --reject-with
+ * icmp-port-unreachable`, probabilities printed as `%.11f` of the stored value). Covers the vocabulary
+ * kube-proxy uses (iptables and IPVS modes).
+ */
+import { tokenizeLine, saveString } from '../../iptables/tokenize.ts';
+import { parseMarkMask } from '../../matches/util.ts';
+import { kernelProbability } from '../../matches/statistic.ts';
+
+const HEADER = ['-s', '-d', '-i', '-o', '-p'] as const;
+
+/** Per-extension option print order (the order of each libxt_*.c save function). */
+const OPTION_ORDER: Record<string, string[]> = {
+  tcp: ['--sport', '--dport', '--tcp-flags', '--syn'],
+  udp: ['--sport', '--dport'],
+  sctp: ['--sport', '--dport', '--chunk-types'],
+  addrtype: ['--src-type', '--dst-type', '--limit-iface-in', '--limit-iface-out'],
+  recent: ['--set', '--rcheck', '--update', '--remove', '--seconds', '--reap', '--hitcount', '--rttl', '--name', '--mask', '--rsource', '--rdest'],
+  statistic: ['--mode', '--probability', '--every', '--packet'],
+  conntrack: ['--ctstate', '--ctproto', '--ctorigsrc', '--ctorigdst', '--ctreplsrc', '--ctrepldst', '--ctstatus', '--ctexpire', '--ctdir'],
+};
+
+function hex(n: number): string {
+  return `0x${(n >>> 0).toString(16)}`;
+}
+
+function withPrefix(addr: string, family: 4 | 6): string {
+  if (addr.includes('/')) return addr;
+  return `${addr}/${family === 4 ? 32 : 128}`;
+}
+
+interface Opt {
+  neg: boolean;
+  name: string;
+  args: string[];
+}
+
+export function toSaveFormat(line: string, family: 4 | 6): string {
+  const words = tokenizeLine(line).tokens.map((t) => t.text);
+  if (words[0] !== '-A' || words.length < 2) return line;
+  const chain = words[1]!;
+  const header = new Map<string, Opt>();
+  const matches: { name: string; opts: Opt[] }[] = [];
+  let target: { name: string; opts: Opt[] } | null = null;
+  let neg = false;
+  for (let i = 2; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '!') {
+      neg = true;
+      continue;
+    }
+    if ((HEADER as readonly string[]).includes(w)) {
+      header.set(w, { neg, name: w, args: [words[++i] ?? ''] });
+    } else if (w === '-m') {
+      matches.push({ name: words[++i] ?? '', opts: [] });
+    } else if (w === '-j' || w === '-g') {
+      target = { name: `${w} ${words[++i] ?? ''}`, opts: [] };
+    } else if (w.startsWith('--')) {
+      const args: string[] = [];
+      while (i + 1 < words.length && !words[i + 1]!.startsWith('-') && words[i + 1] !== '!') args.push(words[++i]!);
+      const opt = { neg, name: w, args };
+      if (target) target.opts.push(opt);
+      else matches[matches.length - 1]?.opts.push(opt);
+    }
+    neg = false;
+  }
+  const out: string[] = ['-A', chain];
+  for (const h of HEADER) {
+    const o = header.get(h);
+    if (!o) continue;
+    const value = h === '-s' || h === '-d' ? withPrefix(o.args[0]!, family) : o.args[0]!;
+    out.push(...(o.neg ? ['!'] : []), h, value);
+  }
+  for (const m of matches) {
+    out.push('-m', m.name);
+    const order = OPTION_ORDER[m.name];
+    const opts = order ? [...m.opts].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)) : m.opts;
+    for (const o of opts) {
+      let args = o.args;
+      if (m.name === 'comment') args = [saveString(o.args.join(' '))];
+      else if (m.name === 'statistic' && o.name === '--probability') args = [(kernelProbability(Number(o.args[0])).stored / 0x80000000).toFixed(11)];
+      else if (m.name === 'mark' && o.name === '--mark') {
+        const v = parseMarkMask(o.args[0] ?? '');
+        if (v) args = [v.mask === 0xffffffff ? hex(v.value) : `${hex(v.value)}/${hex(v.mask)}`];
+      }
+      out.push(...(o.neg ? ['!'] : []), o.name, ...args);
+    }
+    // iptables-save always prints recent's mask and side (defaults 255.255.255.255 and --rsource).
+    if (m.name === 'recent') {
+      if (!m.opts.some((o) => o.name === '--mask')) out.push('--mask', family === 4 ? '255.255.255.255' : 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff');
+      if (!m.opts.some((o) => o.name === '--rsource' || o.name === '--rdest')) out.push('--rsource');
+    }
+  }
+  if (target) {
+    out.push(...target.name.split(' '));
+    const t = target.name.slice(3);
+    if (t === 'MARK') {
+      const o = target.opts[0];
+      const raw = o?.args[0] ?? '0';
+      const v = parseMarkMask(raw);
+      if (o && v) {
+        const value = v.value;
+        let pair: [number, number];
+        if (o.name === '--or-mark') pair = [value, value];
+        else if (o.name === '--xor-mark') pair = [value, 0];
+        else if (o.name === '--and-mark') pair = [0, ~value >>> 0];
+        else if (o.name === '--set-mark') pair = [value, (v.mask | value) >>> 0];
+        else pair = [value, v.mask];
+        out.push('--set-xmark', `${hex(pair[0])}/${hex(pair[1])}`);
+      }
+    } else if (t === 'REJECT') {
+      out.push('--reject-with', target.opts.find((o) => o.name === '--reject-with')?.args[0] ?? (family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable'));
+    } else {
+      for (const o of target.opts) out.push(o.name, ...o.args);
+    }
+  }
+  return out.join(' ');
+}
