@@ -19,6 +19,7 @@ import {
 import { UsageError, parseArgs } from './args.ts';
 import { formatDiagnostics, formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
+import { synthCommand, traceManifests } from './kube.ts';
 
 const USAGE = `packetlens — where does this packet go, and which rule sent it there?
 
@@ -26,6 +27,8 @@ Usage:
   packetlens check <rules-file>
   packetlens trace <rules-file> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
                    [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
+  packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--json]
+  packetlens synth <files|dirs>… --node NAME [--mode iptables] [--format save|restore]
 
 trace options:
   --packet TEXT        a packet, e.g. "tcp 172.18.0.100 -> 172.18.255.200:80" (repeatable); extra fields as
@@ -45,6 +48,16 @@ trace options:
   --why-not            show why each evaluated rule did not match (in --json: the "misses" lists)
   --events             include the full event list of every path in --json
   --json               one JSON object per packet, one per line
+  --manifests PATH     trace from Kubernetes manifests (files or directories, repeatable) instead of a dump:
+                       client → the node that receives the packet → that node's kube-proxy rules → the pod
+  --node NAME          with --manifests: the node that receives the packet (default: decided from the
+                       manifests, e.g. MetalLB's announcer for a LoadBalancer IP)
+
+synth options:
+  --node NAME          the node whose kube-proxy rules to write
+  --format save|restore  iptables-save as on the node (default), or kube-proxy's iptables-restore input
+  --nfacct             the kernel has nfacct: add kube-proxy's nfacct counter matches
+  --no-random-fully    iptables without --random-fully support
 
 Exit status: 0 on success; 2 on unreadable input or (check) when the file has errors.`;
 
@@ -93,6 +106,8 @@ const TRACE_FLAGS = {
   'why-not': 'boolean',
   events: 'boolean',
   json: 'boolean',
+  manifests: 'strings',
+  node: 'string',
 } as const;
 
 function keyValues(list: string[] | undefined, what: string): [string, string][] {
@@ -106,7 +121,9 @@ function keyValues(list: string[] | undefined, what: string): [string, string][]
 function trace(argv: string[], io: Io): number {
   const { positionals, flags } = parseArgs(argv, TRACE_FLAGS);
   const file = positionals[0];
-  if (!file || positionals.length > 1) throw new UsageError('trace takes one rules file');
+  const manifests = flags.manifests ?? [];
+  if (manifests.length === 0 && (!file || positionals.length > 1)) throw new UsageError('trace takes one rules file (or --manifests PATH…)');
+  if (manifests.length > 0 && positionals.length > 0) throw new UsageError('trace takes a rules file or --manifests, not both');
   if (!flags.packet && !flags.packets) throw new UsageError('trace needs --packet "<proto> <src> -> <dst>:<port>" or --packets FILE');
   const from = flags.from ?? 'auto';
   if (!['auto', 'outside', 'local'].includes(from)) throw new UsageError(`--from takes auto, outside or local, not '${from}'`);
@@ -132,6 +149,8 @@ function trace(argv: string[], io: Io): number {
     });
   }
   // Rules are compiled on demand: a trace touches a few dozen rules of a large dump (`check` validates all).
+  if (manifests.length > 0) return traceManifests(manifests, inputs, flags, io);
+  if (!file) throw new UsageError('trace needs a rules file');
   const rs = parseIptables(readInput(file), { file, lazy: true });
   const errors = rs.diagnostics.filter((d) => d.severity === 'error');
   if (rs.tables.size === 0 && errors.length) {
@@ -172,6 +191,8 @@ export function run(argv: string[], io: Io): number {
         return check(rest, io);
       case 'trace':
         return trace(rest, io);
+      case 'synth':
+        return synthCommand(rest, io);
       case undefined:
       case '-h':
       case '--help':
@@ -179,7 +200,7 @@ export function run(argv: string[], io: Io): number {
         io.out(USAGE);
         return cmd === undefined ? 2 : 0;
       default:
-        throw new UsageError(`unknown command '${cmd}' (check, trace)`);
+        throw new UsageError(`unknown command '${cmd}' (check, trace, synth)`);
     }
   } catch (e) {
     if (e instanceof UsageError) {

@@ -1,0 +1,139 @@
+/**
+ * End-to-end traces from manifests: which node receives the packet (MetalLB's L2 announcer for a
+ * LoadBalancer IP, the owner of a node address, the client's own node for pods and nodes), that node's
+ * synthesized kube-proxy rules through the netfilter engine, and which pod on which node each outcome
+ * reaches. Every choice is a hop with its reason.
+ */
+import { parseIptables } from '../iptables/parse.ts';
+import { tracePacket } from '../eval/trace.ts';
+import type { NodeConfig } from '../eval/node.ts';
+import type { PacketInput } from '../eval/packet-spec.ts';
+import type { Trace } from '../eval/trace-types.ts';
+import type { Ruleset } from '../model.ts';
+import { l2Announcer } from './metallb.ts';
+import type { ClusterModel, NodeInfo, PodInfo } from './model/types.ts';
+import { type SynthOptions, synthesizeIptables } from './synth/iptables.ts';
+import { renderNodeSave } from './synth/render.ts';
+
+export interface Hop {
+  readonly kind: 'client' | 'node' | 'pod' | 'external';
+  readonly name: string;
+  readonly address: string | null;
+  readonly reason: string;
+}
+
+export interface OutcomeDestination {
+  readonly outcome: number;
+  readonly pod: string | null;
+  readonly node: string | null;
+  readonly hops: readonly Hop[];
+}
+
+export interface ManifestTrace {
+  readonly node: string;
+  readonly trace: Trace;
+  readonly hops: readonly Hop[];
+  readonly destinations: readonly OutcomeDestination[];
+  readonly rules: string;
+}
+
+export type ManifestTraceResult = { ok: true; value: ManifestTrace } | { ok: false; error: string };
+
+function podByIP(model: ClusterModel, ip: string): PodInfo | undefined {
+  return model.pods.find((p) => p.ip === ip && !p.hostNetwork);
+}
+
+function nodeByIP(model: ClusterModel, ip: string): NodeInfo | undefined {
+  return model.nodes.find((n) => n.ips.includes(ip));
+}
+
+/** The veth name packetlens gives a pod's host-side interface in traces. */
+export function podIface(pod: PodInfo): string {
+  return `veth-${pod.name}`.slice(0, 15);
+}
+
+/** The node as the engine models it: its addresses on eth0, a veth per local pod, other pod CIDRs via eth0. */
+export function nodeContext(model: ClusterModel, node: NodeInfo): NodeConfig {
+  const local = model.pods.filter((p) => p.nodeName === node.name && p.ip && !p.hostNetwork);
+  return {
+    uplink: 'eth0',
+    addresses: [...node.ips],
+    interfaces: [{ name: 'eth0', addresses: node.ips.map((ip) => `${ip}/32`) }, ...local.map((p) => ({ name: podIface(p), addresses: [] as string[] }))],
+    routes: local.map((p) => ({ dst: `${p.ip}/32`, iface: podIface(p) })),
+    // kube-proxy sets route_localnet=1 for localhost NodePorts.
+    routeLocalnet: model.kubeProxy.localhostNodePorts,
+  };
+}
+
+function receivingNode(model: ClusterModel, input: PacketInput, requested: string | null): { node: NodeInfo; hop: Hop } | { error: string } {
+  if (requested) {
+    const n = model.nodes.find((x) => x.name === requested);
+    return n ? { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: 'chosen with --node' } } : { error: `no node named ${requested} in these manifests (${model.nodes.map((x) => x.name).join(', ') || 'none'})` };
+  }
+  const src = input.src ?? null;
+  const fromPod = src ? podByIP(model, src) : undefined;
+  if (fromPod?.nodeName) {
+    const n = model.nodes.find((x) => x.name === fromPod.nodeName);
+    if (n) return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: `the client pod ${fromPod.namespace}/${fromPod.name} runs on ${n.name}` } };
+  }
+  const fromNode = src ? nodeByIP(model, src) : undefined;
+  if (fromNode) return { node: fromNode, hop: { kind: 'node', name: fromNode.name, address: src, reason: `the client is node ${fromNode.name} itself` } };
+  const owner = nodeByIP(model, input.dst);
+  if (owner) return { node: owner, hop: { kind: 'node', name: owner.name, address: input.dst, reason: `${input.dst} is ${owner.name}'s address` } };
+  const lb = model.servicePorts.find((sp) => sp.lbIPs.includes(input.dst));
+  if (lb) {
+    if (model.metallb.pools.length) {
+      const a = l2Announcer(model, lb, input.dst);
+      if (!a.node) return { error: `nothing receives ${input.dst}: ${a.reason}` };
+      const n = model.nodes.find((x) => x.name === a.node)!;
+      return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: a.reason } };
+    }
+    return { error: `${input.dst} is ${lb.servicePortName}'s LoadBalancer address, but which node the external load balancer sends it to is not in these manifests: give --node` };
+  }
+  const ext = model.servicePorts.find((sp) => sp.externalIPs.includes(input.dst));
+  if (ext) return { error: `${input.dst} is an externalIP of ${ext.servicePortName}; your network decides which node receives it: give --node` };
+  return { error: `cannot tell which node receives a packet to ${input.dst} from ${src ?? 'this client'}: give --node` };
+}
+
+export function traceFromManifests(model: ClusterModel, input: PacketInput, opts: { node?: string | null; synth?: Partial<SynthOptions> } = {}): ManifestTraceResult {
+  const r = receivingNode(model, input, opts.node ?? null);
+  if ('error' in r) return { ok: false, error: r.error };
+  const node = r.node;
+  const rulesText = renderNodeSave(synthesizeIptables(model, { ...opts.synth, nodeName: node.name }));
+  const rs: Ruleset = parseIptables(rulesText, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true });
+  const src = input.src ?? null;
+  const clientPod = src ? podByIP(model, src) : undefined;
+  const clientNode = src ? nodeByIP(model, src) : undefined;
+  const onThisNode = clientNode?.name === node.name;
+  const packet: PacketInput = {
+    ...input,
+    from: onThisNode || (!src && !clientPod) ? 'local' : 'outside',
+    ...(clientPod && clientPod.nodeName === node.name ? { in: podIface(clientPod) } : {}),
+  };
+  const t = tracePacket(rs, packet, { node: nodeContext(model, node) });
+  if (!t.ok) return { ok: false, error: t.error };
+  const client: Hop = clientPod
+    ? { kind: 'client', name: `pod ${clientPod.namespace}/${clientPod.name}`, address: src, reason: `on ${clientPod.nodeName ?? 'an unknown node'}` }
+    : clientNode
+      ? { kind: 'client', name: `node ${clientNode.name}`, address: src, reason: 'a process on the node' }
+      : { kind: 'client', name: 'outside client', address: src, reason: 'not a pod or node of these manifests' };
+  const destinations = t.trace.outcomes.map((o, i) => {
+    const dst = o.packet.dst;
+    const pod = podByIP(model, dst);
+    const hops: Hop[] = [];
+    if (o.disposition === 'forwarded' || o.disposition === 'output' || o.disposition === 'local') {
+      if (pod) {
+        const remote = pod.nodeName && pod.nodeName !== node.name;
+        if (remote) hops.push({ kind: 'node', name: pod.nodeName!, address: model.nodes.find((n) => n.name === pod.nodeName)?.ips[0] ?? null, reason: `${pod.namespace}/${pod.name} runs on ${pod.nodeName}: routed to it over the node network` });
+        hops.push({ kind: 'pod', name: `${pod.namespace}/${pod.name}`, address: o.dnat ?? dst, reason: `${o.snat ? `source seen ${o.snat}${o.masquerade ? ' (masqueraded)' : ''}` : `source kept ${o.packet.src}`}` });
+      } else if (o.disposition === 'local') {
+        hops.push({ kind: 'node', name: node.name, address: dst, reason: 'delivered to a process on the node' });
+      } else {
+        hops.push({ kind: 'external', name: dst, address: dst, reason: `leaves ${node.name} by ${o.packet.out ?? 'its uplink'}` });
+      }
+    }
+    return { outcome: i, pod: pod ? `${pod.namespace}/${pod.name}` : null, node: pod?.nodeName ?? null, hops };
+  });
+  return { ok: true, value: { node: node.name, trace: t.trace, hops: [client, r.hop], destinations, rules: rulesText } };
+}
+
