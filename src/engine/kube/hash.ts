@@ -17,23 +17,49 @@ const K = new Uint32Array([
   0xc67178f2,
 ]);
 
-function utf8(text: string): Uint8Array {
-  return new TextEncoder().encode(text);
+// Scratch space reused across calls: kube-proxy names one chain per endpoint, so a 100k-endpoint cluster
+// hashes 100k short strings.
+let scratch = new Uint8Array(256);
+const W = new Uint32Array(64);
+const H = new Uint32Array(8);
+const encoder = new TextEncoder();
+
+function encodeInto(text: string): number {
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) ascii = false;
+  const bytes = ascii ? null : encoder.encode(text);
+  const n = bytes ? bytes.length : text.length;
+  const need = ((n + 9 + 63) >> 6) << 6;
+  if (scratch.length < need) scratch = new Uint8Array(need * 2);
+  scratch.fill(0, 0, need);
+  if (bytes) scratch.set(bytes);
+  else for (let i = 0; i < n; i++) scratch[i] = text.charCodeAt(i);
+  return n;
 }
 
 export function sha256(text: string): Uint8Array {
-  const data = utf8(text);
-  const bitLen = data.length * 8;
-  const padded = new Uint8Array(((data.length + 9 + 63) >> 6) << 6);
-  padded.set(data);
-  padded[data.length] = 0x80;
-  const view = new DataView(padded.buffer);
-  view.setUint32(padded.length - 8, Math.floor(bitLen / 2 ** 32));
-  view.setUint32(padded.length - 4, bitLen >>> 0);
-  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
-  const w = new Uint32Array(64);
-  for (let off = 0; off < padded.length; off += 64) {
-    for (let i = 0; i < 16; i++) w[i] = view.getUint32(off + i * 4);
+  const len = encodeInto(text);
+  const total = ((len + 9 + 63) >> 6) << 6;
+  const p = scratch;
+  p[len] = 0x80;
+  const bitLen = len * 8;
+  const hi = Math.floor(bitLen / 2 ** 32);
+  const lo = bitLen >>> 0;
+  p[total - 8] = hi >>> 24;
+  p[total - 7] = (hi >>> 16) & 255;
+  p[total - 6] = (hi >>> 8) & 255;
+  p[total - 5] = hi & 255;
+  p[total - 4] = lo >>> 24;
+  p[total - 3] = (lo >>> 16) & 255;
+  p[total - 2] = (lo >>> 8) & 255;
+  p[total - 1] = lo & 255;
+  H.set([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const w = W;
+  for (let off = 0; off < total; off += 64) {
+    for (let i = 0; i < 16; i++) {
+      const j = off + i * 4;
+      w[i] = ((p[j]! << 24) | (p[j + 1]! << 16) | (p[j + 2]! << 8) | p[j + 3]!) >>> 0;
+    }
     for (let i = 16; i < 64; i++) {
       const a = w[i - 15]!;
       const b = w[i - 2]!;
@@ -41,7 +67,14 @@ export function sha256(text: string): Uint8Array {
       const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
       w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) >>> 0;
     }
-    let [a, b, c, d, e, f, g, hh] = h as unknown as [number, number, number, number, number, number, number, number];
+    let a = H[0]!;
+    let b = H[1]!;
+    let c = H[2]!;
+    let d = H[3]!;
+    let e = H[4]!;
+    let f = H[5]!;
+    let g = H[6]!;
+    let hh = H[7]!;
     for (let i = 0; i < 64; i++) {
       const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
       const ch = (e & f) ^ (~e & g);
@@ -58,18 +91,23 @@ export function sha256(text: string): Uint8Array {
       b = a;
       a = (t1 + t2) >>> 0;
     }
-    h[0] = (h[0]! + a) >>> 0;
-    h[1] = (h[1]! + b) >>> 0;
-    h[2] = (h[2]! + c) >>> 0;
-    h[3] = (h[3]! + d) >>> 0;
-    h[4] = (h[4]! + e) >>> 0;
-    h[5] = (h[5]! + f) >>> 0;
-    h[6] = (h[6]! + g) >>> 0;
-    h[7] = (h[7]! + hh) >>> 0;
+    H[0] = (H[0]! + a) >>> 0;
+    H[1] = (H[1]! + b) >>> 0;
+    H[2] = (H[2]! + c) >>> 0;
+    H[3] = (H[3]! + d) >>> 0;
+    H[4] = (H[4]! + e) >>> 0;
+    H[5] = (H[5]! + f) >>> 0;
+    H[6] = (H[6]! + g) >>> 0;
+    H[7] = (H[7]! + hh) >>> 0;
   }
   const out = new Uint8Array(32);
-  const ov = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) ov.setUint32(i * 4, h[i]!);
+  for (let i = 0; i < 8; i++) {
+    const v = H[i]!;
+    out[i * 4] = v >>> 24;
+    out[i * 4 + 1] = (v >>> 16) & 255;
+    out[i * 4 + 2] = (v >>> 8) & 255;
+    out[i * 4 + 3] = v & 255;
+  }
   return out;
 }
 

@@ -167,6 +167,19 @@ class Builder {
     const usedPorts = new Set<number>(services.flatMap((s) => [...s.ports.map((p) => p.nodePort), s.healthCheckNodePort]).filter((p): p is number => p !== null));
     const usedLB = new Set<string>(services.flatMap((s) => s.lbIngress.map((i) => i.ip)));
     const slices = (this.of('EndpointSlice') as EndpointSliceM[]).concat(this.of('Endpoints') as EndpointSliceM[]);
+    const slicesByService = new Map<string, EndpointSliceM[]>();
+    for (const s of slices) {
+      const k = `${s.namespace}/${s.serviceName}`;
+      const list = slicesByService.get(k);
+      if (list) list.push(s);
+      else slicesByService.set(k, [s]);
+    }
+    const podsByNamespace = new Map<string, PodInfo[]>();
+    for (const p of pods) {
+      const list = podsByNamespace.get(p.namespace);
+      if (list) list.push(p);
+      else podsByNamespace.set(p.namespace, [p]);
+    }
     const out: ServicePortInfo[] = [];
     for (const svc of services) {
       if (svc.type === 'ExternalName' || svc.clusterIP === 'None') continue;
@@ -187,7 +200,7 @@ class Builder {
           lbPredicted = true;
         }
       }
-      const mySlices = slices.filter((s) => s.namespace === svc.namespace && s.serviceName === svc.name);
+      const mySlices = slicesByService.get(key) ?? [];
       for (const port of svc.ports) {
         let nodePort = port.nodePort;
         let npPredicted = false;
@@ -198,7 +211,7 @@ class Builder {
           if (nodePort !== null) this.predict(`Service ${key}:${port.name || port.port}`, 'nodePort', String(nodePort), 'the apiserver allocates NodePorts from 30000-32767 (randomly; this is the lowest free port)', port.loc);
         }
         const spn = port.name ? `${key}:${port.name}` : key;
-        const { endpoints, source } = this.endpointsFor(svc, port, mySlices, pods);
+        const { endpoints, source } = this.endpointsFor(svc, port, mySlices, podsByNamespace.get(svc.namespace) ?? []);
         out.push({
           service: svc,
           namespace: svc.namespace,

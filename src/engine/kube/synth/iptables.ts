@@ -250,15 +250,24 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
       w(natRules, '-A', chains.fw, '-m', 'comment', '--comment', `"other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL"`);
     }
     const affinity = sp.service.sessionAffinity === 'ClientIP';
+    const sepNames = new Map<EndpointInfo, string>();
+    const sepOf = (e: EndpointInfo): string => {
+      let n = sepNames.get(e);
+      if (n === undefined) {
+        n = endpointChainName(name, protocol, endpointString(e));
+        sepNames.set(e, n);
+      }
+      return n;
+    };
     const writeEndpointRules = (chain: string, eps: EndpointInfo[]) => {
       if (affinity) {
         for (const e of eps) {
-          const sep = endpointChainName(name, protocol, endpointString(e));
+          const sep = sepOf(e);
           w(natRules, '-A', chain, svcComment(`"${name} -> ${endpointString(e)}"`), '-m', 'recent', '--name', sep, '--rcheck', '--seconds', String(sp.service.affinityTimeoutSeconds), '--reap', '-j', sep);
         }
       }
       eps.forEach((e, i) => {
-        const sep = endpointChainName(name, protocol, endpointString(e));
+        const sep = sepOf(e);
         const stat = i < eps.length - 1 ? ['-m', 'statistic', '--mode', 'random', '--probability', kubeProxyProbability(eps.length - i)] : [];
         w(natRules, '-A', chain, svcComment(`"${name} -> ${endpointString(e)}"`), stat, '-j', sep);
       });
@@ -272,7 +281,7 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
       writeEndpointRules(chains.svl, local);
     }
     for (const e of allReachable) {
-      const sep = endpointChainName(name, protocol, endpointString(e));
+      const sep = sepOf(e);
       natChains.push(sep);
       const args = ['-A', sep, ...svcComment(name)];
       w(natRules, args, '-s', e.ip, '-j', 'KUBE-MARK-MASQ');

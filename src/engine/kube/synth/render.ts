@@ -15,6 +15,18 @@ function chainOf(rule: string): string {
   return rule.split(' ', 2)[1] ?? '';
 }
 
+/** Rules grouped by chain in one pass, keeping each chain's order. */
+function byChain(rules: readonly string[]): Map<string, string[]> {
+  const m = new Map<string, string[]>();
+  for (const r of rules) {
+    const c = chainOf(r);
+    const list = m.get(c);
+    if (list) list.push(r);
+    else m.set(c, [r]);
+  }
+  return m;
+}
+
 function sortChains(chains: readonly string[]): string[] {
   const uniq = [...new Set(chains)];
   const rank = (c: string) => (c === 'KUBE-NODEPORTS' ? 0 : c === 'KUBE-SERVICES' ? 1 : c.startsWith('KUBE-') ? 2 : 3);
@@ -24,7 +36,8 @@ function sortChains(chains: readonly string[]): string[] {
 function tableText(name: string, t: TableRules): string[] {
   const chains = sortChains(t.chains);
   const out = [`*${name}`, ...chains.map((c) => `:${c} - [0:0]`)];
-  for (const c of chains) for (const r of t.rules) if (chainOf(r) === c) out.push(r);
+  const grouped = byChain(t.rules);
+  for (const c of chains) for (const r of grouped.get(c) ?? []) out.push(r);
   out.push('COMMIT');
   return out;
 }
@@ -81,7 +94,8 @@ export function renderNodeSave(rules: KubeProxyRules, opts: NodeSaveOptions = {}
       // kubelet's KUBE-FIREWALL hook, present whenever kube-proxy writes the chain's rule.
       if (name === 'filter' && (b === 'INPUT' || b === 'OUTPUT') && t?.chains.includes('KUBE-FIREWALL')) out.push(`-A ${b} -j KUBE-FIREWALL`);
     }
-    for (const c of user) for (const r of t?.rules ?? []) if (chainOf(r) === c) out.push(toSaveFormat(r, fam));
+    const grouped = byChain(t?.rules ?? []);
+    for (const c of user) for (const r of grouped.get(c) ?? []) out.push(toSaveFormat(r, fam));
     out.push('COMMIT');
   };
   emit('mangle', null, {});

@@ -7,7 +7,7 @@
  * icmp-port-unreachable`, probabilities printed as `%.11f` of the stored value). Covers the vocabulary
  * kube-proxy uses (iptables and IPVS modes).
  */
-import { tokenizeLine, saveString } from '../../iptables/tokenize.ts';
+import { saveString } from '../../iptables/tokenize.ts';
 import { parseMarkMask } from '../../matches/util.ts';
 import { kernelProbability } from '../../matches/statistic.ts';
 
@@ -39,8 +39,33 @@ interface Opt {
   args: string[];
 }
 
+/** kube-proxy's words: split on spaces, a double-quoted word (a comment) kept whole without its quotes. */
+function splitWords(line: string): string[] {
+  const words: string[] = [];
+  let i = 0;
+  const n = line.length;
+  while (i < n) {
+    if (line.charCodeAt(i) === 32) {
+      i++;
+      continue;
+    }
+    if (line.charCodeAt(i) === 34) {
+      const close = line.indexOf('"', i + 1);
+      const end = close < 0 ? n : close;
+      words.push(line.slice(i + 1, end));
+      i = end + 1;
+      continue;
+    }
+    let j = line.indexOf(' ', i);
+    if (j < 0) j = n;
+    words.push(line.slice(i, j));
+    i = j;
+  }
+  return words;
+}
+
 export function toSaveFormat(line: string, family: 4 | 6): string {
-  const words = tokenizeLine(line).tokens.map((t) => t.text);
+  const words = splitWords(line);
   if (words[0] !== '-A' || words.length < 2) return line;
   const chain = words[1]!;
   const header = new Map<string, Opt>();
@@ -78,7 +103,7 @@ export function toSaveFormat(line: string, family: 4 | 6): string {
   for (const m of matches) {
     out.push('-m', m.name);
     const order = OPTION_ORDER[m.name];
-    const opts = order ? [...m.opts].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)) : m.opts;
+    const opts = order && m.opts.length > 1 ? [...m.opts].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)) : m.opts;
     for (const o of opts) {
       let args = o.args;
       if (m.name === 'comment') args = [saveString(o.args.join(' '))];
