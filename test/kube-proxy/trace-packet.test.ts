@@ -9,16 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { tracePacket } from '../../src/engine/api.ts';
 import { parseClean, readFixture } from '../helpers/fixtures.ts';
-
-interface Flow {
-  name: string;
-  sourceIP: string;
-  protocol: string;
-  destIP: string;
-  destPort: number;
-  output: string;
-  masq: boolean;
-}
+import type { Flow } from './synth-fixture.ts';
 
 const dir = 'TestTracePacket';
 const proxier = JSON.parse(readFixture('kube-proxy', dir, 'proxier.json')) as { packetFlow: { nodeIPs: string[] } };
