@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { run } from '../../src/cli/main.ts';
+import { ROOT } from '../helpers/fixtures.ts';
+
+const SEED3 = join(ROOT, 'examples', 'seed-003');
+
+function cli(...argv: string[]): { code: number; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+describe('packetlens synth', () => {
+  it('writes the node iptables-save view with predictions labelled in its header', () => {
+    const r = cli('synth', SEED3, '--node', 'myk8s-worker');
+    assert.equal(r.code, 0, r.err.join('\n'));
+    const text = r.out.join('\n');
+    assert.match(text, /^# predicted: Service default\/svc1 loadBalancer IP = 172\.18\.255\.200/m);
+    assert.match(text, /^-A KUBE-SVC-DLGPAL4ZCYSJ7UPR -m comment --comment "default\/svc1:svc1-webport -> 10\.10\.1\.11:80" -m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-ZNBEHD3XV5ZTBRAT$/m);
+    assert.match(text, /^\*nat$/m);
+  });
+
+  it('writes kube-proxy restore input with --format restore', () => {
+    const r = cli('synth', SEED3, '--node', 'myk8s-worker', '--format', 'restore');
+    assert.equal(r.code, 0);
+    assert.equal(r.out[0], '*filter');
+    assert.ok(r.out.includes('-A KUBE-MARK-MASQ -j MARK --or-mark 0x004000'));
+  });
+
+  it('names the nodes when --node is missing or wrong', () => {
+    const r = cli('synth', SEED3);
+    assert.equal(r.code, 2);
+    assert.match(r.err[0]!, /synth needs --node \(one of: myk8s-control-plane, myk8s-worker, myk8s-worker2, myk8s-worker3\)/);
+    assert.match(cli('synth', SEED3, '--node', 'nope').err[0]!, /no node named nope/);
+  });
+});
+
+describe('packetlens trace --manifests', () => {
+  it('--json adds the receiving node, hops, predictions and the pod of each outcome', () => {
+    const r = cli('trace', '--manifests', SEED3, '--packet', 'tcp 172.18.0.100 -> 172.18.255.200:80', '--json');
+    assert.equal(r.code, 0, r.err.join('\n'));
+    const j = JSON.parse(r.out[0]!);
+    assert.equal(j.node, 'myk8s-worker');
+    assert.deepEqual(j.hops.map((h: { kind: string; name: string }) => `${h.kind}:${h.name}`), ['client:outside client', 'node:myk8s-worker']);
+    assert.deepEqual(j.outcomes.map((o: Record<string, unknown>) => [o.probability, o.dnat, o.snat, o.pod, o.podNode]), [
+      [0.5, '10.10.1.11:80', '172.18.0.4', 'default/webpod2', 'myk8s-worker2'],
+      [0.5, '10.10.4.12:80', '172.18.0.4', 'default/webpod1', 'myk8s-worker'],
+    ]);
+    assert.ok(j.predictions.some((p: { field: string; value: string }) => p.field === 'loadBalancer IP' && p.value === '172.18.255.200'));
+  });
+
+  it('explains when it cannot tell which node receives the packet', () => {
+    const r = cli('trace', '--manifests', SEED3, '--packet', 'tcp 172.18.0.100 -> 10.200.1.11:80');
+    assert.equal(r.code, 2);
+    assert.match(r.err.join('\n'), /cannot tell which node receives a packet to 10\.200\.1\.11 .*give --node/);
+  });
+});
