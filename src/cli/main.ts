@@ -20,6 +20,7 @@ import { UsageError, parseArgs } from './args.ts';
 import { formatDiagnostics, formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
 import { synthCommand, traceManifests } from './kube.ts';
+import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff.ts';
 
 const USAGE = `packetlens — where does this packet go, and which rule sent it there?
 
@@ -29,6 +30,7 @@ Usage:
                    [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
   packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--json]
   packetlens synth <files|dirs>… --node NAME [--mode iptables] [--format save|restore]
+${DIFF_USAGE}
 
 trace options:
   --packet TEXT        a packet, e.g. "tcp 172.18.0.100 -> 172.18.255.200:80" (repeatable); extra fields as
@@ -58,6 +60,8 @@ synth options:
   --format save|restore  iptables-save as on the node (default), or kube-proxy's iptables-restore input
   --nfacct             the kernel has nfacct: add kube-proxy's nfacct counter matches
   --no-random-fully    iptables without --random-fully support
+
+${DIFF_OPTIONS}
 
 Exit status: 0 on success; 2 on unreadable input or (check) when the file has errors.`;
 
@@ -191,6 +195,8 @@ export function run(argv: string[], io: Io): number {
         return check(rest, io);
       case 'trace':
         return trace(rest, io);
+      case 'diff':
+        return diffCommand(rest, io);
       case 'synth':
         return synthCommand(rest, io);
       case undefined:
@@ -200,7 +206,7 @@ export function run(argv: string[], io: Io): number {
         io.out(USAGE);
         return cmd === undefined ? 2 : 0;
       default:
-        throw new UsageError(`unknown command '${cmd}' (check, trace, synth)`);
+        throw new UsageError(`unknown command '${cmd}' (check, trace, synth, diff)`);
     }
   } catch (e) {
     if (e instanceof UsageError) {

@@ -16,3 +16,17 @@ export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } fro
 export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
 export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView } from './eval/trace-types.ts';
 export { kernelProbability } from './matches/statistic.ts';
+export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
+export { chainReferences, targetNameOf, type ChainReference, type TargetName } from './lint/refs.ts';
+export { classifyTarget, type TargetEffectClass } from './lint/effects.ts';
+export { targetRange, type IpMatch, type MatchInstance, type Negatable, type TableKind } from './model.ts';
+export { type Rational, ONE, ZERO, rational, mul, add, complement, isZero, toNumber, format as formatRational } from './rational.ts';
+export { type Addr, type Family, type Net, formatAddr, formatNet, parseAddr, parseNet, netContains } from './net/addr.ts';
+export { optionRange, type ParsedOption } from './matches/types.ts';
+export { TARGETS, STANDARD_TARGETS } from './targets/registry.ts';
+export { MATCHES } from './matches/registry.ts';
+export { diffRulesets, summaryLine, type DiffOptions } from './diff/diff.ts';
+export { formatDiffText, formatDiffMarkdown } from './diff/format.ts';
+export type { DiffReport, DiffResult, ChainChange, ClassChange, DiffFate, DiffGroup, DiffGroupKey, DiffRuleRef, PacketClassView, ClassExtent, ChangeAspect } from './diff/types.ts';
+export { diffManifests, type ManifestSide } from './diff/manifests.ts';
+export { ruleOptionDiagnostics } from './lint/validate.ts';

@@ -1,6 +1,7 @@
 /** What a match or target may consult besides the packet: the node, ipsets, `recent` lists, the hook. */
 import type { HookName } from '../model.ts';
 import type { IpsetStore } from '../ipset/store.ts';
+import type { HookInterceptor } from './intercept.ts';
 import type { NodeModel } from './node.ts';
 
 export interface EvalEnv {
@@ -11,6 +12,8 @@ export interface EvalEnv {
    * after the KUBE-SEP chain). Default: none, as for a client seen for the first time.
    */
   readonly recent: ReadonlySet<string>;
+  /** Packet handlers beside the tables (IPVS); none by default (intercept.ts). */
+  readonly interceptors?: readonly HookInterceptor[];
   hook: HookName;
   table: string;
 }

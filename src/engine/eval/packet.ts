@@ -52,6 +52,11 @@ export interface PacketState {
   gid: number | null;
   /** SCTP chunk type of the first chunk (1 = INIT for a new association). */
   sctpChunk: number | null;
+  /**
+   * Set when a hook interceptor rewrote the packet and sent it out again (IPVS: `skb->ipvs_property`);
+   * interceptors do not take such a packet a second time (intercept.ts).
+   */
+  sentBy?: string;
 }
 
 export function clonePacket(p: PacketState): PacketState {

@@ -12,11 +12,12 @@
  * mapping, so it is not consulted again for that connection.
  */
 import { type Addr, formatAddr, isLoopback } from '../net/addr.ts';
-import { type HookName, type Ruleset, baseChainsForHook } from '../model.ts';
-import { format as formatRational, toNumber } from '../rational.ts';
+import { type Chain, type HookName, type Ruleset, type Table, baseChainsForHook } from '../model.ts';
+import { format as formatRational, isZero, mul, toNumber } from '../rational.ts';
 import type { EvalEnv } from './env.ts';
+import type { HookInterceptor } from './intercept.ts';
 import { type PacketState, protoName } from './packet.ts';
-import { type Path, newPath } from './path.ts';
+import { type Path, forkPath, newPath } from './path.ts';
 import type { Disposition, PacketView, TraceOutcome } from './trace-types.ts';
 import { type WalkOptions, walkTable } from './walk.ts';
 
@@ -32,12 +33,32 @@ type Continue = (p: Path) => Ending[];
 /** Runs after one table of a hook; returns a reason to drop the path, or null to go on. */
 type AfterTable = (table: string, p: Path) => string | null;
 
-/** Runs every base chain of a hook, in priority order, on every path; calls `next` for the survivors. */
+type Stage = { readonly table: Table; readonly chain: Chain; readonly interceptor?: undefined } | { readonly interceptor: HookInterceptor };
+
+/** The hook's base chains in priority order, with the interceptors registered on it slotted in by priority. */
+function stagesOf(rs: Ruleset, hook: HookName, env: EvalEnv): Stage[] {
+  const tables = baseChainsForHook(rs, hook);
+  const mine = (env.interceptors ?? []).filter((i) => i.hook === hook);
+  if (mine.length === 0) return tables;
+  const stages: (Stage & { priority: number })[] = [...tables, ...mine.map((i) => ({ interceptor: i, priority: i.priority }))];
+  // Stable: at equal priority the tables come first.
+  return stages.sort((a, b) => a.priority - b.priority);
+}
+
+/**
+ * Runs every base chain of a hook, in priority order, on every path; calls `next` for the survivors.
+ * Interceptors (intercept.ts) run between the tables at their priority.
+ */
 function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: WalkOptions, next: Continue, afterTable?: AfterTable): Ending[] {
   path.events.push({ kind: 'hook', hook, iface: { in: path.pkt.inIface, out: path.pkt.outIface } });
   let live: Path[] = [path];
   const endings: Ending[] = [];
-  for (const { table, chain } of baseChainsForHook(rs, hook)) {
+  for (const stage of stagesOf(rs, hook, env)) {
+    if (stage.interceptor) {
+      live = intercept(rs, stage.interceptor, live, env, opts, endings);
+      continue;
+    }
+    const { table, chain } = stage;
     const after: Path[] = [];
     for (const p of live) {
       if (table.kind === 'nat') {
@@ -73,6 +94,73 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
   }
   for (const p of live) endings.push(...next(p));
   return endings;
+}
+
+/**
+ * One interceptor over the live paths: packets it passes stay live; packets it takes split into its
+ * branches, each ending here or re-sent through LOCAL_OUT (`resend`). Returns the paths still live.
+ */
+function intercept(rs: Ruleset, icpt: HookInterceptor, live: Path[], env: EvalEnv, opts: WalkOptions, endings: Ending[]): Path[] {
+  const after: Path[] = [];
+  for (const p of live) {
+    const r = p.pkt.sentBy ? null : icpt.intercept(p.pkt);
+    if (!r || r.kind === 'pass' || r.branches.length === 0) {
+      if (r?.kind === 'pass' && r.note) p.events.push({ kind: 'note', text: `${icpt.name}: ${r.note}` });
+      after.push(p);
+      continue;
+    }
+    const branches = r.branches.filter((b) => !isZero(b.probability));
+    // Fork before touching `p`, which carries the last branch.
+    const paths = branches.map((_, i) => (i === branches.length - 1 ? p : forkPath(p)));
+    branches.forEach((b, i) => {
+      const q = paths[i]!;
+      q.prob = mul(q.prob, b.probability);
+      for (const a of b.assumptions) {
+        q.assumptions.push(a);
+        q.events.push({ kind: 'assume', assumption: a });
+      }
+      for (const n of b.notes) {
+        q.events.push({ kind: 'note', text: n });
+        q.notes.push(n);
+      }
+      const a = b.action;
+      if (a.kind === 'resend') {
+        q.pkt.dst = a.dst;
+        q.pkt.dport = a.dport;
+        q.pkt.ct.dnat = { addr: a.dst, port: a.dport };
+        q.pkt.sentBy = icpt.name;
+        endings.push(...resend(rs, q, env, opts, icpt.hook === 'INPUT' ? 'forwarded' : 'output'));
+      } else if (a.kind === 'reject') endings.push({ path: q, disposition: 'rejected', reason: a.reason, rejectWith: a.with });
+      else if (a.kind === 'drop') endings.push({ path: q, disposition: 'dropped', reason: a.reason, rejectWith: null });
+      else endings.push({ path: q, disposition: 'unknown', reason: a.reason, rejectWith: null });
+    });
+  }
+  return after;
+}
+
+/**
+ * A packet an interceptor rewrote leaves through LOCAL_OUT → routing → POSTROUTING, as IPVS's NAT
+ * transmitter sends it (`ip_vs_nat_send_or_cont`: `NF_HOOK(pf, NF_INET_LOCAL_OUT, net, NULL, skb, NULL,
+ * skb_dst(skb)->dev, dst_output)`): no input interface, the route to the new destination.
+ */
+function resend(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions, disposition: Disposition): Ending[] {
+  const pkt = path.pkt;
+  pkt.inIface = null;
+  pkt.outIface = env.node.routeOut(pkt.dst);
+  path.rerouted = null;
+  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `${pkt.sentBy ?? 'an interceptor'} sends the packet on to ${formatAddr(pkt.dst)} through LOCAL_OUT: leaves by ${pkt.outIface}` });
+  return runHook(rs, 'OUTPUT', path, env, opts, (p) => runHook(rs, 'POSTROUTING', p, env, opts, (q) => leave(rs, q, env, opts, disposition)));
+}
+
+/** After POSTROUTING: out of the interface, or back in through `lo` when the destination is the node's. */
+function leave(rs: Ruleset, q: Path, env: EvalEnv, opts: WalkOptions, disposition: Disposition): Ending[] {
+  q.pkt.ct.status.add('CONFIRMED');
+  if (q.pkt.outIface !== 'lo') return [{ path: q, disposition, reason: null, rejectWith: null }];
+  // Sent to the node itself: the packet comes back in through lo.
+  q.events.push({ kind: 'routing', decision: 'loopback', iface: 'lo', reason: `${formatAddr(q.pkt.dst)} is local: the packet loops back through lo` });
+  q.pkt.inIface = 'lo';
+  q.pkt.outIface = null;
+  return runHook(rs, 'PREROUTING', q, env, opts, (r) => routeInput(rs, r, env, opts));
 }
 
 /** 224.0.0.1 / ff02::1, which every host's interfaces join (ip_route_input_mc, `ip_check_mc_rcu`). */
@@ -164,15 +252,7 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
       p.pkt.outIface = p.rerouted;
       p.rerouted = null;
     }
-    return runHook(rs, 'POSTROUTING', p, env, opts, (q) => {
-      q.pkt.ct.status.add('CONFIRMED');
-      if (q.pkt.outIface !== 'lo') return [{ path: q, disposition: 'output', reason: null, rejectWith: null }];
-      // Sent to the node itself: the packet comes back in through lo.
-      q.events.push({ kind: 'routing', decision: 'loopback', iface: 'lo', reason: `${formatAddr(q.pkt.dst)} is local: the packet loops back through lo` });
-      q.pkt.inIface = 'lo';
-      q.pkt.outIface = null;
-      return runHook(rs, 'PREROUTING', q, env, opts, (r) => routeInput(rs, r, env, opts));
-    });
+    return runHook(rs, 'POSTROUTING', p, env, opts, (q) => leave(rs, q, env, opts, 'output'));
   }, reroute);
 }
 

@@ -7,6 +7,7 @@ import type { Ruleset } from '../model.ts';
 import { type IpsetStore } from '../ipset/store.ts';
 import { type Rational, add, format as formatRational, rational, toNumber } from '../rational.ts';
 import type { EvalEnv } from './env.ts';
+import type { HookInterceptor } from './intercept.ts';
 import { type NodeConfig, NodeModel } from './node.ts';
 import { type PacketInput, buildPacket } from './packet-spec.ts';
 import { type Ending, toOutcome, traceArriving, traceLocal, viewPacket } from './pipeline.ts';
@@ -21,6 +22,8 @@ export interface TraceOptions {
   readonly explain?: boolean;
   /** Rule evaluations allowed on one path (default 4,000,000). */
   readonly budget?: number;
+  /** Packet handlers registered on hooks beside the tables, such as IPVS (intercept.ts). Default none. */
+  readonly interceptors?: readonly HookInterceptor[];
 }
 
 export type TraceResult = { ok: true; trace: Trace } | { ok: false; error: string };
@@ -58,7 +61,7 @@ export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptio
   const node = options.node instanceof NodeModel ? options.node : new NodeModel(options.node);
   const built = buildPacket(input, rs.tables.size ? rs.family : null, (f) => node.primary(f), (a) => node.isLocal(a));
   if (!built.ok) return built;
-  const env: EvalEnv = { node, ipsets: options.ipsets ?? null, recent: new Set(options.recent ?? []), hook: 'PREROUTING', table: '' };
+  const env: EvalEnv = { node, ipsets: options.ipsets ?? null, recent: new Set(options.recent ?? []), hook: 'PREROUTING', table: '', ...(options.interceptors?.length ? { interceptors: options.interceptors } : {}) };
   const opts = { explain: options.explain ?? true, budget: options.budget ?? 4_000_000 };
   const start = viewPacket(built.pkt);
   const endings =

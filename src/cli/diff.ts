@@ -1,0 +1,114 @@
+/**
+ * `packetlens diff <old> <new>`: what changes for packets between two iptables-save dumps (or, with
+ * `--node`, between two sets of Kubernetes manifests, through the rules kube-proxy would write on that
+ * node). Glue only: reading files, flags, the three output formats and the exit status that makes it a CI
+ * gate (0 identical, 1 different, 2 unreadable input). The comparison is the engine's `diffRulesets`.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { type DiffReport, type NodeConfig, DEFAULT_MAX_BYTES, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseIptables } from '../engine/api.ts';
+import { UsageError, parseArgs } from './args.ts';
+import { readManifestFiles } from './manifests.ts';
+
+interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const DIFF_USAGE = `  packetlens diff <old-rules> <new-rules> [--node-ip <ip>]… [--paths] [--json | --markdown]
+  packetlens diff <old-manifests> <new-manifests> --node NAME [--paths] [--json | --markdown]`;
+
+export const DIFF_OPTIONS = `diff options (exit 0: same behaviour, 1: packets fare differently, 2: unreadable input):
+  --node-ip IP         a node address (repeatable; also --uplink, --iface, --route, --route-localnet as for trace)
+  --paths              also report packets whose matched rules change while their fate does not
+  --json               the report as one JSON object
+  --markdown           the report as a pull-request comment
+  --node NAME          compare two manifest sets (files or directories) through NAME's kube-proxy rules`;
+
+const FLAGS = {
+  'node-ip': 'strings',
+  uplink: 'string',
+  iface: 'strings',
+  route: 'strings',
+  'route-localnet': 'boolean',
+  paths: 'boolean',
+  json: 'boolean',
+  markdown: 'boolean',
+  node: 'string',
+} as const;
+
+function readDump(file: string): string {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (e) {
+    throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  if (size > DEFAULT_MAX_BYTES) throw new UsageError(`${file}: ${(size / 1048576).toFixed(0)} MiB is above the ${DEFAULT_MAX_BYTES / 1048576} MiB limit`);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+}
+
+function pairs(list: string[] | undefined, what: string): [string, string][] {
+  return (list ?? []).map((kv) => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${what} '${kv}' must look like A=B`);
+    return [kv.slice(0, eq), kv.slice(eq + 1)];
+  });
+}
+
+function print(report: DiffReport, flags: { json?: boolean; markdown?: boolean }, io: Io): void {
+  if (flags.json) io.out(JSON.stringify(report));
+  else for (const line of (flags.markdown ? formatDiffMarkdown(report) : formatDiffText(report)).replace(/\n$/, '').split('\n')) io.out(line);
+}
+
+function run(argv: string[], io: Io): number {
+  const { positionals, flags } = parseArgs(argv, FLAGS);
+  if (positionals.length !== 2) throw new UsageError(`diff takes two inputs, the old and the new (${positionals.length} given)`);
+  if (flags.json && flags.markdown) throw new UsageError('--json and --markdown exclude each other');
+  const [oldPath, newPath] = positionals as [string, string];
+  const options = { paths: flags.paths ?? false };
+  let result;
+  if (flags.node !== undefined) {
+    if (flags['node-ip'] || flags.iface || flags.route || flags.uplink) throw new UsageError('with --node the node context comes from the manifests; --node-ip, --iface, --route and --uplink do not apply');
+    result = diffManifests({ label: oldPath, files: readManifestFiles([oldPath]) }, { label: newPath, files: readManifestFiles([newPath]) }, flags.node, options);
+  } else {
+    const rulesets = [oldPath, newPath].map((file) => parseIptables(readDump(file), { file, lazy: true }));
+    // Structural errors make the comparison meaningless; the engine adds the options of changed rules.
+    const structural = rulesets.flatMap((rs) => rs.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(rs.file, d)));
+    if (structural.length) {
+      for (const l of structural) io.err(l);
+      throw new UsageError('the inputs have errors; fix them (see packetlens check) before comparing');
+    }
+    const node: NodeConfig = {
+      addresses: flags['node-ip'] ?? [],
+      interfaces: pairs(flags.iface, '--iface').map(([name, cidr]) => ({ name, addresses: [cidr] })),
+      routes: pairs(flags.route, '--route').map(([dst, iface]) => ({ dst, iface })),
+      routeLocalnet: flags['route-localnet'] ?? false,
+      ...(flags.uplink ? { uplink: flags.uplink } : {}),
+    };
+    result = diffRulesets(rulesets[0]!, rulesets[1]!, { ...options, node });
+  }
+  if (!result.ok) throw new UsageError(result.error);
+  if (result.errors?.length) {
+    for (const l of result.errors) io.err(l);
+    throw new UsageError('the inputs have errors; fix them (see packetlens check) before comparing');
+  }
+  print(result.report, flags, io);
+  return result.report.identical ? 0 : 1;
+}
+
+/** The `diff` subcommand; returns the exit status. */
+export function diffCommand(argv: string[], io: Io): number {
+  try {
+    return run(argv, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`packetlens diff: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Packets worth tracing, found in the dump: each rule that sends a destination address and port somewhere
+ * (kube-proxy's Service rules, DNAT targets, port openings) gives one, labelled with the rule's comment.
+ * The client is a documentation address (RFC 5737 / RFC 3849), so the packet arrives from outside.
+ */
+import { type Chain, type Rule, parsePacketText, parseAddr } from '../engine/api.ts';
+import type { DumpIndex } from './dump-index.ts';
+
+export const OUTSIDE_CLIENT: Record<4 | 6, string> = { 4: '203.0.113.10', 6: '2001:db8::10' };
+
+export interface PacketSuggestion {
+  readonly text: string;
+  /** Where it came from: the rule's comment or chain. */
+  readonly label: string;
+  readonly line: number;
+}
+
+function hostPort(addr: string, port: string | null): string {
+  const a = addr.includes(':') ? `[${addr}]` : addr;
+  return port ? `${a}:${port}` : a;
+}
+
+interface Criteria {
+  dst: string | null;
+  proto: string | null;
+  dport: string | null;
+  src: string | null;
+  inIface: string | null;
+}
+
+/** The literal criteria of a rule that a suggested packet can satisfy (hosts, not networks; no `!`). */
+export function literalCriteria(rule: Rule): Criteria {
+  const spec = rule.raw.slice(rule.specStart);
+  const one = (re: RegExp) => re.exec(spec)?.[1] ?? null;
+  const host = (v: string | null) => (v && /\/(32|128)$/.test(v) ? v.replace(/\/\d+$/, '') : v && !v.includes('/') ? v : null);
+  return {
+    dst: host(one(/(?:^|\s)(?:-d|--destination)\s+([^\s!]+)/)),
+    src: host(one(/(?:^|\s)(?:-s|--source)\s+([^\s!]+)/)),
+    proto: one(/(?:^|\s)(?:-p|--protocol)\s+(tcp|udp|sctp|icmp|icmpv6)(?:\s|$)/),
+    dport: one(/(?:^|\s)--dports?\s+(\d+)/),
+    inIface: one(/(?:^|\s)(?:-i|--in-interface)\s+([A-Za-z0-9_.-]+)(?:\s|$)/),
+  };
+}
+
+function packetText(c: Criteria, family: 4 | 6): string | null {
+  if (!c.dst) return null;
+  const proto = c.proto ?? (c.dport ? 'tcp' : 'icmp');
+  if ((proto === 'tcp' || proto === 'udp' || proto === 'sctp') && !c.dport) return null;
+  const src = c.src ?? OUTSIDE_CLIENT[family];
+  return `${proto} ${hostPort(src, null)} -> ${hostPort(c.dst, proto === 'icmp' || proto === 'icmpv6' ? null : c.dport)}${c.inIface ? ` in=${c.inIface}` : ''}`;
+}
+
+const PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'icmp', 'icmpv6']);
+
+/**
+ * The word of a typed packet to look for in rules: the longest address or name of the destination (after
+ * `->`), or of the whole text when there is no arrow yet; ports dropped.
+ */
+export function queryKeyword(query: string): string | null {
+  const parts = query.split(/->|→/);
+  const dest = parts.length > 1 ? parts[parts.length - 1]! : query;
+  let best: string | null = null;
+  for (const raw of dest.split(/[\s[\]]+/)) {
+    const w = raw.replace(/:\d*$/, '');
+    if (w.length < 2 || PROTOCOLS.has(w.toLowerCase()) || w.includes('=') || w === OUTSIDE_CLIENT[4] || w === OUTSIDE_CLIENT[6]) continue;
+    if (!best || w.length > best.length) best = w;
+  }
+  return best;
+}
+
+/**
+ * Up to `limit` suggestions that mention the query's address or name (all when it has none), in file
+ * order, without duplicates. DNAT targets give the translated destination as a packet too.
+ */
+export function suggestPackets(index: DumpIndex, query = '', limit = 50): PacketSuggestion[] {
+  const family = index.ruleset.family;
+  const out: PacketSuggestion[] = [];
+  const seen = new Set<string>();
+  const kw = queryKeyword(query);
+  const add = (text: string | null, label: string, line: number) => {
+    if (!text || seen.has(text)) return;
+    if (kw && !text.includes(kw) && !label.includes(kw)) return;
+    seen.add(text);
+    out.push({ text, label, line });
+  };
+  for (const table of index.ruleset.tables.values()) {
+    for (const chain of table.chains.values()) {
+      for (const rule of chain.rules) {
+        if (out.length >= limit) return out;
+        // Cheap filters first: a 300k-rule dump is scanned on every keystroke of the query.
+        if (kw && !rule.raw.includes(kw)) continue;
+        if (!rule.raw.includes(' -d ') && !rule.raw.includes('--to-destination')) continue;
+        const c = literalCriteria(rule);
+        const label = rule.comment ?? `${table.name} ${chain.name} rule ${rule.index}`;
+        add(packetText(c, family), label, rule.line);
+        const to = /--to-destination\s+(\[[^\]]+\]|[^\s:]+)(?::(\d+))?/.exec(rule.raw);
+        if (to) add(packetText({ ...c, dst: to[1]!.replace(/^\[|\]$/g, ''), dport: to[2] ?? c.dport }, family), `${label} (after DNAT)`, rule.line);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A packet that reaches `chain`: the literal criteria of the rules on the way there, collected by walking
+ * back through the first rule that jumps to each chain until a built-in chain. Null when nothing
+ * addressable is found (the input then starts empty).
+ */
+export function packetReaching(index: DumpIndex, table: string, chain: Chain): string | null {
+  const acc: Criteria = { dst: null, proto: null, dport: null, src: null, inIface: null };
+  let current: Chain | undefined = chain;
+  const seen = new Set<string>();
+  while (current && !current.builtin && !seen.has(current.name)) {
+    seen.add(current.name);
+    const ref = index.referencesTo(table, current.name)[0];
+    if (!ref) break;
+    const c = literalCriteria(ref.rule);
+    acc.dst ??= c.dst;
+    acc.proto ??= c.proto;
+    acc.dport ??= c.dport;
+    acc.src ??= c.src;
+    acc.inIface ??= c.inIface;
+    current = index.chain(table, ref.rule.chain);
+  }
+  // A chain's own first rule may say what it expects (a KUBE-SEP chain's DNAT rule: `-p tcp`).
+  for (const r of chain.rules.slice(0, 3)) {
+    const c = literalCriteria(r);
+    acc.proto ??= c.proto;
+  }
+  if (!acc.dst && chain.rules.length) {
+    // An endpoint chain: the destination it translates to stands in for the Service address.
+    const to = /--to-destination\s+([^\s:]+):(\d+)/.exec(chain.rules.map((r) => r.raw).join('\n'));
+    if (to) {
+      acc.dst = to[1]!;
+      acc.dport ??= to[2]!;
+    }
+  }
+  return packetText(acc, index.ruleset.family);
+}
+
+export type PacketCheck = { ok: true; summary: string } | { ok: false; error: string };
+
+/** Checks a packet as typed, against the dump's family, without tracing it. */
+export function checkPacketText(text: string, family: 4 | 6 | null): PacketCheck {
+  if (text.trim() === '') return { ok: false, error: 'Type a packet: "tcp 10.0.0.1 -> 10.96.0.10:53" (proto, source, destination:port).' };
+  const parsed = parsePacketText(text);
+  if (!parsed.ok) return { ok: false, error: parsed.error };
+  const p = parsed.input;
+  const dst = parseAddr(p.dst);
+  if (!dst) return { ok: false, error: `'${p.dst}' is not an IP address` };
+  if (family !== null && dst.v !== family) return { ok: false, error: `${p.dst} is IPv${dst.v}, the dump is IPv${family}` };
+  if (p.src !== undefined) {
+    const src = parseAddr(p.src);
+    if (!src) return { ok: false, error: `'${p.src}' is not an IP address` };
+    if (src.v !== dst.v) return { ok: false, error: `source and destination are of different families` };
+  }
+  if (['tcp', 'udp', 'sctp'].includes(p.protocol) && p.dport === undefined) return { ok: false, error: `a ${p.protocol} packet needs a destination port (${p.dst}:PORT)` };
+  for (const port of [p.sport, p.dport]) if (port !== undefined && (port < 0 || port > 65535)) return { ok: false, error: `${port} is not a port (0-65535)` };
+  const from = p.src ? `from ${p.src}${p.sport !== undefined ? `:${p.sport}` : ''}` : 'sent by the node';
+  return { ok: true, summary: `${p.protocol.toUpperCase()} ${from} to ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''}` };
+}
+
+/** The history with `entry` first, without duplicates, at most `max` long. */
+export function pushHistory(history: readonly string[], entry: string, max = 20): string[] {
+  const e = entry.trim();
+  return [e, ...history.filter((h) => h !== e)].slice(0, max);
+}

@@ -1,0 +1,81 @@
+/**
+ * The extension's settings as plain values: the node a dump runs on (its addresses, uplink, interfaces,
+ * routes, route_localnet), kube-proxy's mode and version, and the size limits. Values come from the user's
+ * settings.json, so each one is checked and a wrong one is reported instead of used.
+ */
+import { type NodeConfig, parseAddr, parseNet } from '../engine/api.ts';
+
+export interface Limits {
+  /** Files above this are not read (MB). */
+  readonly maxFileSizeMB: number;
+  /** Rule-option validation and the linter run up to this many rules. */
+  readonly fullCheckMaxRules: number;
+  readonly maxDiagnostics: number;
+  /** CodeLens above chains are shown up to this many chains. */
+  readonly chainLensMaxChains: number;
+}
+
+export interface Settings {
+  readonly node: NodeConfig;
+  readonly problems: readonly string[];
+  readonly kubeProxy: { readonly mode: 'iptables' | 'ipvs' | 'nftables'; readonly version: string };
+  readonly limits: Limits;
+  readonly openDiagram: boolean;
+  readonly chainLenses: boolean;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxFileSizeMB: 128, fullCheckMaxRules: 400_000, maxDiagnostics: 5_000, chainLensMaxChains: 200_000 };
+
+/** Reads one setting: `get(key)` returns what the user configured (or the contributed default). */
+export type SettingGetter = (key: string) => unknown;
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+function positive(v: unknown, fallback: number): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+export function readSettings(get: SettingGetter): Settings {
+  const problems: string[] = [];
+  const addresses: string[] = [];
+  for (const a of strings(get('node.addresses'))) {
+    if (parseAddr(a.trim())) addresses.push(a.trim());
+    else problems.push(`packetlens.node.addresses: '${a}' is not an IP address`);
+  }
+  const interfaces: { name: string; addresses: string[] }[] = [];
+  const ifaceSetting = get('node.interfaces');
+  if (ifaceSetting && typeof ifaceSetting === 'object' && !Array.isArray(ifaceSetting)) {
+    for (const [name, v] of Object.entries(ifaceSetting as Record<string, unknown>)) {
+      const list = typeof v === 'string' ? [v] : strings(v);
+      const good = list.filter((c) => parseNet(c) !== null);
+      for (const bad of list.filter((c) => parseNet(c) === null)) problems.push(`packetlens.node.interfaces.${name}: '${bad}' is not an address/prefix`);
+      interfaces.push({ name, addresses: good });
+    }
+  }
+  const routes: { dst: string; iface: string }[] = [];
+  const routeSetting = get('node.routes');
+  if (routeSetting && typeof routeSetting === 'object' && !Array.isArray(routeSetting)) {
+    for (const [dst, iface] of Object.entries(routeSetting as Record<string, unknown>)) {
+      if (typeof iface === 'string' && parseNet(dst)) routes.push({ dst, iface });
+      else problems.push(`packetlens.node.routes: '${dst}' → '${String(iface)}' is not a CIDR → interface route`);
+    }
+  }
+  const uplink = typeof get('node.uplink') === 'string' && (get('node.uplink') as string).trim() ? (get('node.uplink') as string).trim() : 'eth0';
+  const mode = get('kubeProxy.mode');
+  const version = get('kubeProxy.version');
+  return {
+    node: { addresses, interfaces, routes, uplink, routeLocalnet: get('node.routeLocalnet') === true },
+    problems,
+    kubeProxy: { mode: mode === 'ipvs' || mode === 'nftables' ? mode : 'iptables', version: typeof version === 'string' && version ? version : '1.31' },
+    limits: {
+      maxFileSizeMB: positive(get('limits.maxFileSizeMB'), DEFAULT_LIMITS.maxFileSizeMB),
+      fullCheckMaxRules: positive(get('limits.fullCheckMaxRules'), DEFAULT_LIMITS.fullCheckMaxRules),
+      maxDiagnostics: positive(get('limits.maxDiagnostics'), DEFAULT_LIMITS.maxDiagnostics),
+      chainLensMaxChains: positive(get('limits.chainLensMaxChains'), DEFAULT_LIMITS.chainLensMaxChains),
+    },
+    openDiagram: get('trace.openDiagram') !== false,
+    chainLenses: get('codeLens.chains') !== false,
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Manifest mode: what changes for packets on one node between two sets of Kubernetes manifests. A thin
+ * adapter: each side's manifests become the kube-proxy rules the synthesizer writes for the node
+ * (kube/synth), and the two rulesets are compared exactly as two dumps are (diff.ts), on the node as the
+ * newer manifests describe it.
+ */
+import { formatDiagnostic } from '../diagnostics.ts';
+import { parseIptables } from '../iptables/parse.ts';
+import { nodeContext } from '../kube/e2e.ts';
+import { readManifests } from '../kube/manifest/read.ts';
+import { buildClusterModel } from '../kube/model/build.ts';
+import type { ClusterModel } from '../kube/model/types.ts';
+import { synthesizeIptables } from '../kube/synth/iptables.ts';
+import { renderNodeSave } from '../kube/synth/render.ts';
+import { type DiffOptions, diffRulesets } from './diff.ts';
+import type { DiffResult } from './types.ts';
+
+export interface ManifestSide {
+  /** How the side is named in the report (`base`, a directory). */
+  readonly label: string;
+  readonly files: readonly { readonly file: string; readonly text: string }[];
+}
+
+function model(side: ManifestSide, errors: string[]): ClusterModel {
+  const m = buildClusterModel(readManifests(side.files));
+  for (const d of m.diagnostics) if (d.severity === 'error') errors.push(formatDiagnostic(d.file, d));
+  return m;
+}
+
+export function diffManifests(oldSide: ManifestSide, newSide: ManifestSide, nodeName: string, options: Omit<DiffOptions, 'node'> = {}): DiffResult & { errors?: string[] } {
+  const errors: string[] = [];
+  const models = [model(oldSide, errors), model(newSide, errors)] as const;
+  const sides = [oldSide, newSide] as const;
+  const rulesets = models.map((m, i) => {
+    const node = m.nodes.find((n) => n.name === nodeName);
+    if (!node) return `no node named ${nodeName} in ${sides[i]!.label} (nodes: ${m.nodes.map((n) => n.name).join(', ') || 'none'})`;
+    const text = renderNodeSave(synthesizeIptables(m, { nodeName }));
+    return parseIptables(text, { file: `${sides[i]!.label} (kube-proxy rules of ${nodeName})`, lazy: true });
+  });
+  const [a, b] = rulesets as [(typeof rulesets)[number], (typeof rulesets)[number]];
+  if (typeof a === 'string') return { ok: false, error: a };
+  if (typeof b === 'string') return { ok: false, error: b };
+  const node = models[1].nodes.find((n) => n.name === nodeName)!;
+  const r = diffRulesets(a, b, { ...options, node: nodeContext(models[1], node) });
+  return r.ok ? { ...r, errors: [...errors, ...(r.errors ?? [])] } : r;
+}

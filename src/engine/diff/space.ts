@@ -1,0 +1,98 @@
+/**
+ * One-dimensional value spaces the class analysis cuts into atoms: addresses (IPv4 and IPv6 as bigints)
+ * and ports. An atom is a maximal interval that no constant of the rules splits, so every rule's test on
+ * that dimension answers the same for all of its values.
+ */
+import { type Addr, type Family, type Net, formatAddr, formatNet } from '../net/addr.ts';
+
+/** An inclusive interval. */
+export interface Span {
+  readonly lo: bigint;
+  readonly hi: bigint;
+}
+
+export function fullSpan(bits: number): Span {
+  return { lo: 0n, hi: (1n << BigInt(bits)) - 1n };
+}
+
+export function addrSpace(family: Family): Span {
+  return fullSpan(family === 4 ? 32 : 128);
+}
+
+export const PORT_SPACE: Span = fullSpan(16);
+
+export function addrValue(a: Addr): bigint {
+  return typeof a.n === 'bigint' ? a.n : BigInt(a.n);
+}
+
+export function valueAddr(family: Family, n: bigint): Addr {
+  return family === 4 ? { v: 4, n: Number(n) } : { v: 6, n };
+}
+
+/**
+ * The interval a network covers. A non-contiguous mask (`10.0.0.0/255.0.255.0`) covers no interval: the
+ * span from its lowest to its highest member is returned and `exact` says so.
+ */
+export function netSpan(net: Net): Span & { exact: boolean } {
+  const bits = net.v === 4 ? 32 : 128;
+  const mask = typeof net.mask === 'bigint' ? net.mask : BigInt(net.mask);
+  const base = typeof net.n === 'bigint' ? net.n : BigInt(net.n);
+  const host = ((1n << BigInt(bits)) - 1n) ^ mask;
+  const contiguous = (host & (host + 1n)) === 0n;
+  return { lo: base, hi: base | host, exact: contiguous };
+}
+
+export function intersect(a: Span, b: Span): Span | null {
+  const lo = a.lo > b.lo ? a.lo : b.lo;
+  const hi = a.hi < b.hi ? a.hi : b.hi;
+  return lo <= hi ? { lo, hi } : null;
+}
+
+export function contains(outer: Span, inner: Span): boolean {
+  return outer.lo <= inner.lo && inner.hi <= outer.hi;
+}
+
+/** The atoms of `bounds` cut at both ends of every span in `cuts`, in ascending order. */
+export function atoms(bounds: Span, cuts: readonly Span[]): Span[] {
+  const points = new Set<bigint>([bounds.lo]);
+  for (const c of cuts) {
+    if (c.lo > bounds.lo && c.lo <= bounds.hi) points.add(c.lo);
+    if (c.hi >= bounds.lo && c.hi < bounds.hi) points.add(c.hi + 1n);
+  }
+  const sorted = [...points].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return sorted.map((lo, i) => ({ lo, hi: i + 1 < sorted.length ? sorted[i + 1]! - 1n : bounds.hi }));
+}
+
+/**
+ * The value that stands for an atom: the first preferred value inside it (so reports show ordinary
+ * addresses and ports), else one past the low end of a wide atom (a network's own address reads oddly as a
+ * host), else the low end.
+ */
+export function representative(atom: Span, preferred: readonly bigint[], unit = 0n): bigint {
+  for (const p of preferred) if (atom.lo <= p && p <= atom.hi) return p;
+  // An atom that starts at 0.0.0.0 reads better from the next round block on (1.0.0.10, not 0.0.0.1).
+  if (unit > 0n && atom.lo === 0n && unit + 10n <= atom.hi) return unit + 10n;
+  return atom.hi - atom.lo >= 2n ? atom.lo + 1n : atom.lo;
+}
+
+/** `10.0.0.0/8`, `10.1.2.3`, or `10.0.0.0–10.0.0.9` when the atom is not one network. */
+export function formatAddrSpan(family: Family, s: Span): string {
+  const bits = family === 4 ? 32 : 128;
+  if (s.lo === s.hi) return formatAddr(valueAddr(family, s.lo));
+  if (s.lo === 0n && s.hi === (1n << BigInt(bits)) - 1n) return 'any';
+  const size = s.hi - s.lo + 1n;
+  if ((size & (size - 1n)) === 0n && s.lo % size === 0n) {
+    let prefix = bits;
+    for (let k = size; k > 1n; k >>= 1n) prefix--;
+    const mask = ((1n << BigInt(bits)) - 1n) ^ (size - 1n);
+    const net: Net = family === 4 ? { v: 4, n: Number(s.lo), mask: Number(mask), prefix } : { v: 6, n: s.lo, mask, prefix };
+    return formatNet(net);
+  }
+  return `${formatAddr(valueAddr(family, s.lo))}–${formatAddr(valueAddr(family, s.hi))}`;
+}
+
+export function formatPortSpan(s: Span): string {
+  if (s.lo === s.hi) return String(s.lo);
+  if (s.lo === 0n && s.hi === 65535n) return 'any';
+  return `${s.lo}–${s.hi}`;
+}

@@ -1,0 +1,128 @@
+/**
+ * The value `diffRulesets` returns: a plain serializable record (no class instances, no bigints) that the
+ * CLI prints as text, markdown or JSON and the editor shows as it is. `packetlens diff --json` prints it
+ * unchanged, so fields are added, never renamed (docs/diff.md, "JSON output").
+ */
+import type { Disposition } from '../eval/trace-types.ts';
+
+/** A chain whose behaviour-relevant content differs between the two dumps. */
+export interface ChainChange {
+  readonly table: string;
+  readonly chain: string;
+  /** `rules`: the rule list differs; `reordered`: the same rules in another order. */
+  readonly change: 'added' | 'removed' | 'policy' | 'rules' | 'reordered';
+  /** 1-based declaration lines, null on the side that lacks the chain. */
+  readonly oldLine: number | null;
+  readonly newLine: number | null;
+  /** Rules only in the new chain / only in the old one (compared as normalized text). */
+  readonly added: number;
+  readonly removed: number;
+}
+
+/** A rule named in the report, as `file:line`. */
+export interface DiffRuleRef {
+  readonly file: string;
+  /** 1-based line in the file. */
+  readonly line: number;
+  readonly table: string;
+  readonly chain: string;
+  /** 1-based position in the chain. */
+  readonly rule: number;
+  /** The rule as written after `-A CHAIN`. */
+  readonly text: string;
+}
+
+/** One fate of a packet: the merged outcomes that agree on everything the diff compares. */
+export interface DiffFate {
+  /** Exact probability as a fraction (`1/2`, `715827883/2147483648`). */
+  readonly probabilityExact: string;
+  readonly probability: number;
+  readonly disposition: Disposition;
+  readonly dnat: string | null;
+  readonly snat: string | null;
+  readonly masquerade: boolean;
+  readonly rejectWith: string | null;
+  /** Why a path ended dropped outside a rule or as unknown, from the first merged outcome. */
+  readonly reason: string | null;
+  /** Undecidable matches this fate rests on: `table chain: matches|does not match (reason)`. */
+  readonly assumptions: readonly string[];
+  /** With `paths`: the matched rules, `table chain: rule text`. */
+  readonly path?: readonly string[];
+}
+
+/** What a class of packets covers: per dimension, the range of values the rules cannot tell apart. */
+export interface ClassExtent {
+  readonly from: 'outside' | 'local';
+  readonly protocol: string;
+  readonly src: string;
+  readonly dst: string;
+  readonly sport: string | null;
+  readonly dport: string | null;
+  readonly in: string | null;
+  readonly mark: string | null;
+  readonly ctstate: string;
+  /** `-m recent` lists the client is assumed to be in (session affinity). */
+  readonly affinity: readonly string[];
+}
+
+export interface PacketClassView {
+  /** The representative packet, in `packetlens trace --packet` syntax. */
+  readonly packet: string;
+  readonly extent: ClassExtent;
+  /** `changed` classes come from the changed chains' analysis; `sweep` from the sanity sweep. */
+  readonly origin: 'changed' | 'sweep';
+}
+
+export type ChangeAspect = 'disposition' | 'dnat' | 'probability' | 'snat' | 'masquerade' | 'reject' | 'path' | 'unknown';
+
+export interface ClassChange {
+  readonly class: PacketClassView;
+  readonly group: DiffGroupKey;
+  readonly aspects: readonly ChangeAspect[];
+  readonly old: readonly DiffFate[];
+  readonly new: readonly DiffFate[];
+  /** Rules on the class's paths that differ between the sides (else the changed-chain rules it matched). */
+  readonly oldRules: readonly DiffRuleRef[];
+  readonly newRules: readonly DiffRuleRef[];
+  /** True when an outcome rests on an undecidable match: the class may hide packets that fare otherwise. */
+  readonly approximate: boolean;
+}
+
+export type DiffGroupKey = { readonly kind: 'service'; readonly name: string } | { readonly kind: 'chain'; readonly table: string; readonly chain: string };
+
+export interface DiffGroup {
+  readonly key: DiffGroupKey;
+  /** `Service ns/name:port` or `chain nat KUBE-POSTROUTING`. */
+  readonly title: string;
+  /** Indexes into `changes`. */
+  readonly changes: readonly number[];
+}
+
+export interface DiffSide {
+  readonly file: string;
+  readonly rules: number;
+  readonly chains: number;
+}
+
+export interface DiffReport {
+  readonly old: DiffSide;
+  readonly new: DiffSide;
+  /** True when no packet class fares differently. */
+  readonly identical: boolean;
+  /** "N packet classes change · M Services affected". */
+  readonly summary: string;
+  readonly changedChains: readonly ChainChange[];
+  /** Packet classes traced under both rulesets. */
+  readonly classesTraced: number;
+  readonly changes: readonly ClassChange[];
+  readonly groups: readonly DiffGroup[];
+  /** Services (kube-proxy `ns/name:port`) with at least one changed class, sorted. */
+  readonly services: readonly string[];
+  /** True when some answer rests on an undecidable match or on a limit of the class analysis. */
+  readonly approximate: boolean;
+  /** Why the answer may be approximate: unknown matches, constants not split on, limits reached. */
+  readonly approximations: readonly string[];
+  readonly warnings: readonly string[];
+}
+
+export type DiffResult = { readonly ok: true; readonly report: DiffReport } | { readonly ok: false; readonly error: string };

@@ -1,0 +1,129 @@
+/**
+ * The composition root of the VS Code extension (node and browser bundles alike): it creates the dump
+ * store, the providers, the trace controller and the flow-diagram panel, registers them, and pushes every
+ * disposable into `context.subscriptions`. Nothing is parsed here: documents are parsed after activation,
+ * when they are quiet, by the store.
+ */
+import * as vscode from 'vscode';
+import type { Settings } from './editor/settings.ts';
+import { DumpCodeLens } from './vscode/codelens-provider.ts';
+import { COMMANDS, LANGUAGE_ID, VIEW_TYPE } from './vscode/commands.ts';
+import { TraceDecorations } from './vscode/decorations.ts';
+import { DiagramPanel } from './vscode/diagram-panel.ts';
+import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
+import { DumpStore } from './vscode/dump-store.ts';
+import { DumpHover } from './vscode/hover-provider.ts';
+import { type ManifestHost, ManifestRegistry } from './vscode/manifests.ts';
+import { DumpNavigation } from './vscode/navigation-providers.ts';
+import { SECTION, currentSettings } from './vscode/settings.ts';
+import { DumpStatus } from './vscode/status.ts';
+import { type TraceArgument, TraceController } from './vscode/trace-controller.ts';
+import { TraceSessions } from './vscode/trace-sessions.ts';
+import { VIRTUAL_SCHEME, VirtualDumps } from './vscode/virtual-dumps.ts';
+
+export function activate(context: vscode.ExtensionContext): void {
+  const t0 = performance.now();
+  const log = vscode.window.createOutputChannel('Packet Lens', { log: true });
+  context.subscriptions.push(log);
+  try {
+    compose(context, log);
+    log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms`);
+  } catch (e) {
+    const message = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    log.error(`activation failed: ${message}`);
+    void vscode.window.showErrorMessage(`Packet Lens failed to start: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+export function deactivate(): void {
+  // Everything is in context.subscriptions.
+}
+
+function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
+  const subs = context.subscriptions;
+  let cached: Settings | null = null;
+  const settings = () => (cached ??= currentSettings());
+
+  const store = new DumpStore(() => settings().limits.maxFileSizeMB * 1048576);
+  const sessions = new TraceSessions();
+  const decorations = new TraceDecorations(context.extensionUri, sessions);
+  const diagnostics = new DiagnosticsController(store, settings);
+  const codeLens = new DumpCodeLens(store, sessions, () => ({ chains: settings().chainLenses, maxChains: settings().limits.chainLensMaxChains }), (m) => log.info(m));
+  const navigation = new DumpNavigation(store);
+  const status = new DumpStatus((uri) => diagnostics.notesFor(uri));
+  const virtualDumps = new VirtualDumps();
+  const controller = new TraceController(store, sessions, context.globalState, settings);
+  const panel = new DiagramPanel(context.extensionUri, {
+    reveal: (uri, line) => void controller.reveal(uri, line),
+    retrace: (uri, fields) => void controller.retrace(uri, fields),
+    restore: (uri, packet) => void controller.restore(uri, packet),
+    openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', SECTION),
+  });
+  controller.panel = panel;
+  const host: ManifestHost = { virtualDumps, settings, trace: (uri, packet) => controller.traceCommand({ uri: uri.toString(), ...(packet ? { packet } : {}) }) };
+  const manifests = new ManifestRegistry(host);
+  subs.push(store, sessions, decorations, diagnostics, codeLens, status, virtualDumps, panel, manifests);
+
+  const selector: vscode.DocumentSelector = { language: LANGUAGE_ID };
+  subs.push(
+    vscode.languages.registerDocumentSymbolProvider(selector, navigation, { label: 'Packet Lens' }),
+    vscode.languages.registerFoldingRangeProvider(selector, navigation),
+    vscode.languages.registerDefinitionProvider(selector, navigation),
+    vscode.languages.registerReferenceProvider(selector, navigation),
+    vscode.languages.registerRenameProvider(selector, navigation),
+    vscode.languages.registerHoverProvider(selector, new DumpHover(store)),
+    vscode.languages.registerCodeLensProvider(selector, codeLens),
+    vscode.languages.registerCodeActionsProvider(selector, new DumpCodeActions(store), { providedCodeActionKinds: DumpCodeActions.kinds }),
+    vscode.workspace.registerTextDocumentContentProvider(VIRTUAL_SCHEME, virtualDumps),
+    vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, panel),
+  );
+
+  subs.push(
+    vscode.commands.registerCommand(COMMANDS.tracePacket, (arg: TraceArgument) => controller.traceCommand(arg)),
+    vscode.commands.registerCommand(COMMANDS.clearTrace, () => sessions.clear()),
+    vscode.commands.registerCommand(COMMANDS.showFlowDiagram, (uri?: vscode.Uri) => controller.showDiagram(uri)),
+    vscode.commands.registerCommand(COMMANDS.showKubeProxyRules, () => manifests.showKubeProxyRules()),
+  );
+
+  const isDump = (doc: vscode.TextDocument) => doc.languageId === LANGUAGE_ID;
+  // Parse open dumps (and dumps opened later) after activation, so diagnostics appear without a request.
+  const touch = (doc: vscode.TextDocument) => {
+    if (isDump(doc)) store.get(doc).catch((e: unknown) => log.error(`parsing ${doc.uri.toString()} failed: ${String(e)}`));
+  };
+  setTimeout(() => vscode.workspace.textDocuments.forEach(touch), 0);
+  subs.push(
+    vscode.workspace.onDidOpenTextDocument(touch),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (!isDump(e.document) || e.contentChanges.length === 0) return;
+      store.changed(e.document);
+      touch(e.document);
+    }),
+    vscode.workspace.onDidCloseTextDocument((doc) => {
+      store.forget(doc.uri);
+      diagnostics.closed(doc.uri);
+      sessions.clear(doc.uri);
+    }),
+    store.onDidAnalyze((a) => {
+      log.info(`parsed ${a.uri.toString()} v${a.version}: ${a.index.ruleset.ruleCount} rules in ${a.parseMs.toFixed(0)} ms`);
+      diagnostics.analyzed(a);
+      controller.analyzed(a);
+      setTimeout(() => status.update(a), 100);
+    }),
+    diagnostics.onDidPublish((uri) => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor?.document.uri.toString() === uri.toString()) status.update(store.peek(editor.document));
+    }),
+    sessions.onDidChange((uri) => {
+      log.info(`trace changed for ${uri.toString()}: refreshing CodeLens and highlights`);
+      codeLens.refresh();
+      decorations.refresh();
+    }),
+    vscode.window.onDidChangeVisibleTextEditors(() => decorations.refresh()),
+    vscode.window.onDidChangeActiveTextEditor((editor) => status.update(editor ? store.peek(editor.document) : undefined)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(SECTION)) return;
+      cached = null;
+      codeLens.refresh();
+    }),
+  );
+}

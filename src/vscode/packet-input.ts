@@ -1,0 +1,73 @@
+/**
+ * The packet input: a quick pick whose first row is what the user typed, checked as they type, followed
+ * by recent packets and packets found in the dump (filtered by what is typed). Accepting a row traces it.
+ */
+import * as vscode from 'vscode';
+import type { DumpIndex } from '../editor/dump-index.ts';
+import { OUTSIDE_CLIENT, checkPacketText, queryKeyword, suggestPackets } from '../editor/packet-suggest.ts';
+
+interface PacketItem extends vscode.QuickPickItem {
+  readonly packet: string | null;
+}
+
+const PLACEHOLDER = `tcp ${OUTSIDE_CLIENT[4]} -> 10.96.0.10:80   (proto src[:port] -> dst[:port], then in=eth0 from=local state=NEW mark=0x1 …)`;
+
+function typedItem(value: string, family: 4 | 6 | null): PacketItem {
+  const check = checkPacketText(value, family);
+  if (check.ok) return { label: `$(play) ${value.trim()}`, description: check.summary, packet: value.trim(), alwaysShow: true };
+  return { label: value.trim() ? `$(warning) ${value.trim()}` : '$(edit) Type a packet', detail: check.error, packet: null, alwaysShow: true };
+}
+
+function items(index: DumpIndex, value: string, history: readonly string[]): PacketItem[] {
+  const out: PacketItem[] = [typedItem(value, index.ruleset.tables.size ? index.ruleset.family : null)];
+  const kw = queryKeyword(value);
+  const recent = history.filter((h) => h !== value.trim() && (!kw || h.includes(kw))).slice(0, 8);
+  if (recent.length) {
+    out.push({ label: 'recent', kind: vscode.QuickPickItemKind.Separator, packet: null });
+    for (const h of recent) out.push({ label: h, description: 'recent', packet: h, alwaysShow: true });
+  }
+  const found = suggestPackets(index, value, 40).filter((s) => s.text !== value.trim() && !recent.includes(s.text));
+  if (found.length) {
+    out.push({ label: 'found in the dump', kind: vscode.QuickPickItemKind.Separator, packet: null });
+    for (const s of found) out.push({ label: s.text, description: `${s.label} · line ${s.line + 1}`, packet: s.text, alwaysShow: true });
+  }
+  return out;
+}
+
+/** Asks for a packet; resolves to its text, or undefined when the user cancels. */
+export function askPacket(index: DumpIndex, title: string, initial: string, history: readonly string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const qp = vscode.window.createQuickPick<PacketItem>();
+    qp.title = title;
+    qp.placeholder = PLACEHOLDER;
+    qp.matchOnDescription = false;
+    qp.value = initial;
+    qp.items = items(index, initial, history);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let done = false;
+    const finish = (v: string | undefined) => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      resolve(v);
+      qp.dispose();
+    };
+    qp.onDidChangeValue((v) => {
+      // The typed row is checked at once; dump suggestions follow after a short pause (big dumps).
+      const [, ...rest] = qp.items;
+      qp.items = [typedItem(v, index.ruleset.tables.size ? index.ruleset.family : null), ...rest];
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => (qp.items = items(index, v, history)), index.ruleset.ruleCount > 50_000 ? 200 : 60);
+    });
+    qp.onDidAccept(() => {
+      const picked = qp.selectedItems[0] ?? qp.activeItems[0];
+      if (picked?.packet) finish(picked.packet);
+      else if (picked && !picked.packet && qp.value.trim()) {
+        const check = checkPacketText(qp.value, index.ruleset.family);
+        if (check.ok) finish(qp.value.trim());
+      }
+    });
+    qp.onDidHide(() => finish(undefined));
+    qp.show();
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * The flow diagram's HTML shell: a strict Content Security Policy (nothing by default; the bundled
+ * script only by nonce; styles and fonts only from the extension's built webview folder), and no file
+ * text at all — the webview builds the diagram from the model with `textContent`.
+ */
+import * as vscode from 'vscode';
+
+export function nonce(): string {
+  const bytes = new Uint8Array(24);
+  crypto.getRandomValues(bytes);
+  let s = '';
+  for (const b of bytes) s += 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'[b % 62];
+  return s;
+}
+
+export function webviewRoot(extensionUri: vscode.Uri): vscode.Uri {
+  return vscode.Uri.joinPath(extensionUri, 'dist', 'webview');
+}
+
+export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+  const root = webviewRoot(extensionUri);
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(root, 'main.js'));
+  const styles = webview.asWebviewUri(vscode.Uri.joinPath(root, 'main.css'));
+  const n = nonce();
+  // The toolkit (FAST) adds a style element for its focus-visible check; it reads the nonce from the
+  // csp-nonce meta tag, so styles need the nonce as well as the webview's own source.
+  const csp = [`default-src 'none'`, `script-src 'nonce-${n}'`, `style-src ${webview.cspSource} 'nonce-${n}'`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource}`].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta property="csp-nonce" content="${n}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${styles.toString()}">
+<title>Packet flow</title>
+</head>
+<body>
+<main id="app"><p id="status" role="status">Waiting for a trace…</p></main>
+<script nonce="${n}" src="${script.toString()}"></script>
+</body>
+</html>`;
+}

@@ -1,0 +1,45 @@
+/**
+ * The status bar item of the active dump: its size in rules and what is degraded on big files (VS Code's
+ * own limits for tokenizing and for handing documents to extensions, and the full-check limit).
+ */
+import * as vscode from 'vscode';
+import { tokenizationNote } from '../editor/large-file.ts';
+import { COMMANDS, LANGUAGE_ID } from './commands.ts';
+import { toMarkdown } from './convert.ts';
+import type { Analysis } from './dump-store.ts';
+
+export class DumpStatus implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('packetlens.status', vscode.StatusBarAlignment.Right, 100);
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly notesFor: (uri: vscode.Uri) => readonly string[]) {
+    this.item.name = 'Packet Lens';
+    this.item.command = COMMANDS.tracePacket;
+  }
+
+  update(a: Analysis | undefined): void {
+    const editor = vscode.window.activeTextEditor;
+    if (!a || !editor || editor.document.languageId !== LANGUAGE_ID || editor.document.uri.toString() !== a.uri.toString()) {
+      if (!editor || editor.document.languageId !== LANGUAGE_ID) this.item.hide();
+      return;
+    }
+    const rs = a.index.ruleset;
+    const notes = [...this.notesFor(a.uri)];
+    const tokens = tokenizationNote({ bytes: a.bytes, lines: editor.document.lineCount });
+    if (tokens) notes.unshift(tokens);
+    this.item.text = `$(pulse) ${rs.ruleCount.toLocaleString('en-US')} rules${notes.length ? ' $(info)' : ''}`;
+    this.item.tooltip = toMarkdown(
+      [`Packet Lens: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${rs.ruleCount.toLocaleString('en-US')} rules (IPv${rs.family}), parsed in ${a.parseMs.toFixed(0)} ms. Click to trace a packet.`, ...notes.map((n) => `- ${n}`)].join('\n\n'),
+    );
+    this.item.show();
+    const key = a.uri.toString();
+    if (tokens && !this.warned.has(key)) {
+      this.warned.add(key);
+      void vscode.window.showInformationMessage(`Packet Lens: ${tokens}`);
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

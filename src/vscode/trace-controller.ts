@@ -1,0 +1,166 @@
+/**
+ * "Packet Lens: Trace Packet…" and what follows a trace: the packet input, the trace itself, the trace
+ * session (CodeLens, decorations), the flow diagram and its re-traces, and re-running the packet when the
+ * dump changes. Messages say plainly when there is nothing to trace and what is degraded on big files.
+ */
+import * as vscode from 'vscode';
+import { traceDiagram } from '../editor/diagram.ts';
+import type { DumpIndex } from '../editor/dump-index.ts';
+import { readFromDiskNote } from '../editor/large-file.ts';
+import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fields.ts';
+import { checkPacketText, packetReaching, pushHistory } from '../editor/packet-suggest.ts';
+import { traceSummary, traceText } from '../editor/run-trace.ts';
+import type { Settings } from '../editor/settings.ts';
+import type { PacketFields } from '../shared/protocol.ts';
+import { HISTORY_KEY } from './commands.ts';
+import { lineStart } from './convert.ts';
+import type { DiagramPanel } from './diagram-panel.ts';
+import { type DumpSource, activeDumpSource, loadSource, sourceForUri } from './dump-source.ts';
+import { type Analysis, type DumpStore, fileName } from './dump-store.ts';
+import { askPacket } from './packet-input.ts';
+import type { TraceSessions } from './trace-sessions.ts';
+
+/** What the command may be given: a file (explorer, editor title), or a dump and a chain (CodeLens). */
+export type TraceArgument = vscode.Uri | { readonly uri?: string; readonly packet?: string; readonly table?: string; readonly chain?: string } | undefined;
+
+export class TraceController {
+  panel: DiagramPanel | null = null;
+
+  constructor(
+    private readonly store: DumpStore,
+    private readonly sessions: TraceSessions,
+    private readonly memento: vscode.Memento,
+    private readonly settings: () => Settings,
+  ) {}
+
+  async traceCommand(arg: TraceArgument): Promise<void> {
+    let source: DumpSource;
+    if (arg instanceof vscode.Uri) source = sourceForUri(arg);
+    else if (arg?.uri) source = sourceForUri(vscode.Uri.parse(arg.uri));
+    else {
+      const found = activeDumpSource();
+      if (!found.ok) {
+        const pick = await vscode.window.showInformationMessage(found.message, 'Open a Dump…');
+        if (pick) {
+          const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Trace', filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] } });
+          if (chosen?.[0]) await this.traceCommand(chosen[0]);
+        }
+        return;
+      }
+      source = found.source;
+    }
+    const settings = this.settings();
+    const loaded = await loadSource(this.store, source, settings.limits.maxFileSizeMB);
+    if (!loaded.ok) {
+      void vscode.window.showWarningMessage(loaded.message);
+      return;
+    }
+    const a = loaded.analysis;
+    const empty = emptyMessage(a.index);
+    if (empty) {
+      void vscode.window.showWarningMessage(empty);
+      return;
+    }
+    if (a.source === 'disk') void vscode.window.showInformationMessage(readFromDiskNote(fileName(a.uri), a.bytes));
+    const history = this.memento.get<string[]>(HISTORY_KEY, []);
+    let initial = (arg && !(arg instanceof vscode.Uri) ? arg.packet : undefined) ?? '';
+    if (!initial && arg && !(arg instanceof vscode.Uri) && arg.table && arg.chain) {
+      const chain = a.index.chain(arg.table, arg.chain);
+      initial = (chain && packetReaching(a.index, arg.table, chain)) ?? '';
+    }
+    if (!initial) initial = this.sessions.get(a.uri)?.packet ?? history[0] ?? '';
+    const title = arg && !(arg instanceof vscode.Uri) && arg.chain ? `Trace a packet that reaches ${arg.chain}` : `Trace a packet through ${fileName(a.uri)}`;
+    const packet = await askPacket(a.index, title, initial, history);
+    if (!packet) return;
+    await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
+    // The diagram opens beside the dump without taking the focus: the dump's CodeLens and highlights
+    // update at once and the keyboard stays in the editor.
+    this.run(a, packet, false);
+  }
+
+  /** Traces `packet` through the analysed dump and shows it everywhere; returns false on a bad packet. */
+  run(a: Analysis, packet: string, focusDiagram: boolean): boolean {
+    const settings = this.settings();
+    for (const p of settings.problems) void vscode.window.showWarningMessage(`Packet Lens settings: ${p}`);
+    const r = traceText(a.index, packet, settings.node);
+    if (!r.ok) {
+      void vscode.window.showErrorMessage(`Packet Lens: ${r.error}`);
+      this.panel?.error(r.error);
+      return false;
+    }
+    if (settings.openDiagram || this.panel?.visibleFor) {
+      const model = traceDiagram(r.trace, fileName(a.uri), packet, fieldsFromText(packet) ?? EMPTY_FIELDS);
+      this.panel?.show(model, a.uri, focusDiagram);
+    }
+    // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
+    // from the editor, so the session (which refreshes CodeLens and highlights) is set last.
+    this.sessions.set(a.uri, packet, r.trace, a.version);
+    vscode.window.setStatusBarMessage(`Packet Lens: ${traceSummary(r.trace)} (${r.ms.toFixed(1)} ms)`, 8000);
+    return true;
+  }
+
+  /** The panel's packet form: re-trace the same dump. */
+  async retrace(uri: vscode.Uri, fields: PacketFields): Promise<void> {
+    const packet = fieldsToText(fields);
+    const a = await this.analysisFor(uri);
+    if (!a) return;
+    const check = checkPacketText(packet, a.index.ruleset.family);
+    if (!check.ok) {
+      this.panel?.error(check.error);
+      return;
+    }
+    if (this.run(a, packet, false)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
+  }
+
+  /** A panel restored after reload: trace its packet again. */
+  async restore(uri: vscode.Uri, packet: string): Promise<void> {
+    const a = await this.analysisFor(uri);
+    if (a) this.run(a, packet, false);
+  }
+
+  async showDiagram(uri?: vscode.Uri): Promise<void> {
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const s = target ? this.sessions.get(target) : undefined;
+    if (!s) {
+      void vscode.window.showInformationMessage('No trace to draw: run "Packet Lens: Trace Packet…" first.');
+      return;
+    }
+    const model = traceDiagram(s.trace, fileName(s.uri), s.packet, fieldsFromText(s.packet) ?? EMPTY_FIELDS);
+    this.panel?.show(model, s.uri, true);
+  }
+
+  /** A dump was parsed again after an edit: re-run its packet so CodeLens and highlights follow. */
+  analyzed(a: Analysis): void {
+    const s = this.sessions.get(a.uri);
+    if (s && s.version !== a.version && a.source === 'document') this.run(a, s.packet, false);
+  }
+
+  async reveal(uri: vscode.Uri, line: number): Promise<void> {
+    const range = lineStart(line);
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (doc) {
+      const column = vscode.window.visibleTextEditors.find((e) => e.document === doc)?.viewColumn ?? vscode.ViewColumn.One;
+      const editor = await vscode.window.showTextDocument(doc, { viewColumn: column, selection: range, preserveFocus: false });
+      editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    } else {
+      // Not handed to extensions (or closed): let the workbench open it at the line.
+      await vscode.commands.executeCommand('vscode.open', uri, { selection: range, viewColumn: vscode.ViewColumn.One });
+    }
+  }
+
+  private async analysisFor(uri: vscode.Uri): Promise<Analysis | null> {
+    const loaded = await loadSource(this.store, sourceForUri(uri), this.settings().limits.maxFileSizeMB);
+    if (!loaded.ok) {
+      this.panel?.error(loaded.message);
+      return null;
+    }
+    return loaded.analysis;
+  }
+}
+
+function emptyMessage(index: DumpIndex): string | null {
+  if (index.ruleset.tables.size > 0) return null;
+  const why = index.ruleset.diagnostics.find((d) => d.severity === 'error');
+  return `Nothing to trace in ${index.ruleset.file}: ${why ? why.message : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
+}
+

@@ -1,0 +1,144 @@
+/**
+ * Draws the diagram model with DOM nodes and `textContent` only: nothing from the model (which carries
+ * text from the dump) is ever parsed as HTML.
+ */
+import type { DiagramModel, FlowNode, FlowSegment, HookVisit } from '../src/shared/protocol.ts';
+
+export interface RenderHandlers {
+  reveal(line: number): void;
+  toggle(id: string): void;
+  select(outcome: number): void;
+}
+
+export interface UiState {
+  readonly collapsed: ReadonlySet<string>;
+  readonly selectedOutcome: number | null;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string | null, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function hookStrip(hooks: readonly HookVisit[]): HTMLElement {
+  const strip = el('section', 'hooks');
+  strip.setAttribute('aria-label', 'Netfilter hooks on the way');
+  const box = (name: HookVisit['hook'], label: string) => {
+    const h = hooks.find((x) => x.hook === name);
+    const b = el('div', `hook${h?.visited ? ' visited' : ''}`);
+    b.append(el('span', 'hook-name', label));
+    if (h?.visited) b.append(el('span', 'hook-share', h.percent));
+    return b;
+  };
+  const arrow = (t = '→') => el('span', 'arrow', t);
+  const top = el('div', 'hook-row');
+  top.append(el('span', 'end-label', 'in'), arrow(), box('PREROUTING', 'PREROUTING'), arrow(), box('routing', 'routing decision'), arrow(), box('INPUT', 'INPUT'), arrow(), el('span', 'end-label', 'local process'));
+  const mid = el('div', 'hook-row indent');
+  mid.append(arrow('↘'), box('FORWARD', 'FORWARD'), arrow(), box('POSTROUTING', 'POSTROUTING'), arrow(), el('span', 'end-label', 'out'));
+  const bottom = el('div', 'hook-row');
+  bottom.append(el('span', 'end-label', 'local process'), arrow(), box('OUTPUT', 'OUTPUT'), arrow('→ routing → POSTROUTING → out'));
+  strip.append(top, mid, bottom);
+  return strip;
+}
+
+function nodeItem(n: FlowNode, h: RenderHandlers): HTMLElement[] {
+  const li = el('li', `node kind-${n.kind} depth-${Math.min(n.depth, 8)}${n.flagged ? ' flagged' : ''}`);
+  li.id = n.id;
+  li.append(el('span', 'label', n.label));
+  if (n.detail) li.append(el('span', 'detail', n.detail));
+  if (n.flagged) li.append(el('span', 'flag', 'unknown'));
+  if (n.line !== null) {
+    const line = n.line;
+    li.tabIndex = 0;
+    li.classList.add('clickable');
+    li.title = `Reveal line ${line + 1} in the dump`;
+    li.addEventListener('click', () => h.reveal(line));
+    li.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') {
+        e.preventDefault();
+        h.reveal(line);
+      }
+    });
+  }
+  const out: HTMLElement[] = [li];
+  if (n.rewrite) out.push(el('li', `edge rewrite depth-${Math.min(n.depth, 8)}`, n.rewrite));
+  return out;
+}
+
+function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: string | null = null): HTMLElement {
+  const wrap = el('div', 'segment');
+  const list = el('ol', 'nodes');
+  s.nodes.forEach((n, i) => {
+    // The branch heading already says what the split node says; keep the node (it reveals the rule) short.
+    const shown = i === 0 && branchLabel !== null && n.label === branchLabel ? { ...n, label: n.detail ?? '', detail: null } : n;
+    list.append(...nodeItem(shown, h));
+  });
+  wrap.append(list);
+  if (s.branches.length) {
+    const row = el('div', `branches${s.branches.length > 1 ? ' split' : ''}`);
+    for (const b of s.branches) {
+      const col = el('div', 'branch');
+      const key = b.segment.nodes[0]?.id ?? b.label;
+      const head = el('button', 'branch-head');
+      head.type = 'button';
+      const collapsed = ui.collapsed.has(key);
+      head.setAttribute('aria-expanded', String(!collapsed));
+      head.append(el('span', 'twisty', collapsed ? '▸' : '▾'), el('span', 'branch-label', b.label), el('span', 'pct', b.percent), el('span', 'exact', b.exact));
+      head.addEventListener('click', () => h.toggle(key));
+      col.append(head);
+      if (!collapsed) col.append(segment(b.segment, ui, h, b.label));
+      row.append(col);
+    }
+    wrap.append(row);
+  }
+  return wrap;
+}
+
+export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: RenderHandlers, form: HTMLElement): void {
+  root.replaceChildren();
+  const header = el('header', 'title');
+  header.append(el('h1', null, `Packet flow · ${model.title}`), el('p', 'packet', `${model.packet} — ${model.from === 'outside' ? 'arrives from outside' : 'sent by the node'}`));
+  root.append(header, form, hookStrip(model.hooks));
+  const outcomes = el('section', 'outcomes');
+  outcomes.setAttribute('aria-label', 'Outcomes');
+  outcomes.append(el('h2', null, `${model.outcomes.length} outcome${model.outcomes.length === 1 ? '' : 's'}`));
+  const list = el('ol', 'outcome-list');
+  for (const o of model.outcomes) {
+    const li = el('li', `outcome disposition-${o.disposition}${o.flagged ? ' flagged' : ''}${ui.selectedOutcome === o.index ? ' selected' : ''}`);
+    const b = el('button', 'outcome-button');
+    b.type = 'button';
+    b.append(el('span', 'pct', o.percent), el('span', 'headline', o.headline), el('span', 'exact', o.exact));
+    b.addEventListener('click', () => h.select(o.index));
+    li.append(b);
+    list.append(li);
+  }
+  outcomes.append(list);
+  if (model.omitted > 0) outcomes.append(el('p', 'note', `${model.omitted} less likely outcomes are listed but not drawn.`));
+  root.append(outcomes);
+  if (model.warnings.length) {
+    const w = el('section', 'warnings');
+    w.setAttribute('aria-label', 'Warnings');
+    for (const text of model.warnings) w.append(el('p', 'warning', text));
+    root.append(w);
+  }
+  const flow = el('section', 'flow');
+  flow.id = 'flow';
+  flow.setAttribute('aria-label', 'Path of the packet');
+  flow.append(segment(model.flow, ui, h));
+  root.append(flow);
+  if (ui.selectedOutcome !== null) document.getElementById(`end${ui.selectedOutcome}`)?.scrollIntoView({ block: 'center' });
+}
+
+export function renderMessage(root: HTMLElement, text: string, kind: 'error' | 'busy'): void {
+  let status = root.querySelector<HTMLElement>('#status');
+  if (!status) {
+    status = el('p', null);
+    status.id = 'status';
+    status.setAttribute('role', 'status');
+    root.prepend(status);
+  }
+  status.className = kind;
+  status.textContent = text;
+}

@@ -1,0 +1,12 @@
+/** The VS Code webview API as this webview uses it (acquireVsCodeApi may be called once). */
+import type { PanelState, WebviewToExtension } from '../src/shared/protocol.ts';
+
+interface VsCodeApi {
+  postMessage(message: WebviewToExtension): void;
+  getState(): unknown;
+  setState(state: PanelState): void;
+}
+
+declare function acquireVsCodeApi(): VsCodeApi;
+
+export const vscode: VsCodeApi = acquireVsCodeApi();
