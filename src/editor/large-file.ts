@@ -28,7 +28,12 @@ export function tokenizationNote(size: FileSize): string | null {
 
 /** The message when a file was read from disk because VS Code did not give the document to extensions. */
 export function readFromDiskNote(name: string, bytes: number): string {
-  return `${name} is ${mb(bytes)}: VS Code does not hand files above 50 MB to extensions, so Packet Lens read it from disk. The trace and the flow diagram work; hovers, CodeLens, outline, diagnostics and line highlights are not available for it.`;
+  const why =
+    bytes > EXTENSION_SYNC_LIMIT_BYTES
+      ? `${name} is ${mb(bytes)}: VS Code does not hand files above 50 MB to extensions`
+      : `${name} (${mb(bytes)}) is not open as a document (VS Code asks before opening very large files: "Open Anyway")`;
+  const what = bytes > EXTENSION_SYNC_LIMIT_BYTES ? 'are not available for it' : 'need it open in the editor';
+  return `${why}, so Packet Lens read it from disk. The trace and the flow diagram work; hovers, CodeLens, outline, diagnostics and line highlights ${what}.`;
 }
 
 export function tooLargeNote(name: string, bytes: number, limitMB: number): string {

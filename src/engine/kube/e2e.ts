@@ -3,13 +3,24 @@
  * LoadBalancer IP, the owner of a node address, the client's own node for pods and nodes), that node's
  * synthesized kube-proxy rules through the netfilter engine, and which pod on which node each outcome
  * reaches. Every choice is a hop with its reason.
+ *
+ * In IPVS mode (KubeProxyConfiguration `mode: ipvs`, kind `networking.kubeProxyMode: ipvs`) the node's
+ * service addresses are bound on kube-ipvs0, so they are local: the packet crosses PREROUTING (nat
+ * KUBE-SERVICES marks and accepts) and filter INPUT (KUBE-IPVS-FILTER), then IPVS (an interceptor at
+ * LOCAL_IN priority 99, ipvs/intercept.ts) schedules a real server and sends the packet on through
+ * LOCAL_OUT and POSTROUTING (KUBE-POSTROUTING masquerades marked packets, KUBE-LOOP-BACK hairpins).
  */
 import { parseIptables } from '../iptables/parse.ts';
 import { tracePacket } from '../eval/trace.ts';
 import type { NodeConfig } from '../eval/node.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import type { Trace } from '../eval/trace-types.ts';
+import { parseIpsetSave } from '../ipset/store.ts';
+import { type IpvsTraceOptions, ipvsInterceptors } from '../ipvs/intercept.ts';
+import { renderIpvsadmList } from '../ipvs/render.ts';
 import type { Ruleset } from '../model.ts';
+import { renderIpsetSave, renderIpvsNodeSave } from './ipvs/render.ts';
+import { synthesizeIpvs } from './ipvs/synth.ts';
 import { l2Announcer } from './metallb.ts';
 import type { ClusterModel, NodeInfo, PodInfo } from './model/types.ts';
 import { type SynthOptions, synthesizeIptables } from './synth/iptables.ts';
@@ -35,6 +46,19 @@ export interface ManifestTrace {
   readonly hops: readonly Hop[];
   readonly destinations: readonly OutcomeDestination[];
   readonly rules: string;
+  /** The kube-proxy mode traced (the model's, unless overridden). */
+  readonly mode: 'iptables' | 'ipvs';
+  /** IPVS mode: the node's `ipvsadm -Ln` and `ipset save` text; null in iptables mode. */
+  readonly ipvsadm: string | null;
+  readonly ipsets: string | null;
+}
+
+export interface ManifestTraceOptions {
+  readonly node?: string | null;
+  readonly synth?: Partial<SynthOptions>;
+  /** Default: the model's kube-proxy mode (nftables mode is not modelled and traces as iptables). */
+  readonly mode?: 'iptables' | 'ipvs';
+  readonly ipvs?: IpvsTraceOptions;
 }
 
 export type ManifestTraceResult = { ok: true; value: ManifestTrace } | { ok: false; error: string };
@@ -95,11 +119,36 @@ function receivingNode(model: ClusterModel, input: PacketInput, requested: strin
   return { error: `cannot tell which node receives a packet to ${input.dst} from ${src ?? 'this client'}: give --node` };
 }
 
-export function traceFromManifests(model: ClusterModel, input: PacketInput, opts: { node?: string | null; synth?: Partial<SynthOptions> } = {}): ManifestTraceResult {
+/** The node's kube-proxy output and the evaluator options that trace it, in the chosen mode. */
+function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptions) {
+  const mode = opts.mode ?? (model.kubeProxy.mode === 'ipvs' ? 'ipvs' : 'iptables');
+  const context = nodeContext(model, node);
+  if (mode === 'iptables') {
+    const rules = renderNodeSave(synthesizeIptables(model, { ...opts.synth, nodeName: node.name }));
+    return { mode, rules, ipvsadm: null, ipsets: null, trace: { node: context } };
+  }
+  const state = synthesizeIpvs(model, { nodeName: node.name, ...(opts.synth?.nodeIPs ? { nodeIPs: opts.synth.nodeIPs } : {}) });
+  // kube-ipvs0 carries the service addresses as /32 (/128) host addresses (netlink_linux.go EnsureAddressBind).
+  const ipvs0 = { name: 'kube-ipvs0', addresses: state.bound.map((a) => `${a}/${a.includes(':') ? 128 : 32}`) };
+  return {
+    mode,
+    rules: renderIpvsNodeSave(state),
+    ipvsadm: renderIpvsadmList(state.table),
+    ipsets: renderIpsetSave(state),
+    trace: {
+      node: { ...context, interfaces: [...(context.interfaces ?? []), ipvs0] },
+      ipsets: parseIpsetSave(renderIpsetSave(state, { protocolQualifiedPorts: true }), `${node.name} (synthesized ipsets)`),
+      interceptors: ipvsInterceptors(state.table, opts.ipvs),
+    },
+  };
+}
+
+export function traceFromManifests(model: ClusterModel, input: PacketInput, opts: ManifestTraceOptions = {}): ManifestTraceResult {
   const r = receivingNode(model, input, opts.node ?? null);
   if ('error' in r) return { ok: false, error: r.error };
   const node = r.node;
-  const rulesText = renderNodeSave(synthesizeIptables(model, { ...opts.synth, nodeName: node.name }));
+  const setup = nodeSetup(model, node, opts);
+  const rulesText = setup.rules;
   const rs: Ruleset = parseIptables(rulesText, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true });
   const src = input.src ?? null;
   const clientPod = src ? podByIP(model, src) : undefined;
@@ -110,7 +159,7 @@ export function traceFromManifests(model: ClusterModel, input: PacketInput, opts
     from: onThisNode || (!src && !clientPod) ? 'local' : 'outside',
     ...(clientPod && clientPod.nodeName === node.name ? { in: podIface(clientPod) } : {}),
   };
-  const t = tracePacket(rs, packet, { node: nodeContext(model, node) });
+  const t = tracePacket(rs, packet, setup.trace);
   if (!t.ok) return { ok: false, error: t.error };
   const client: Hop = clientPod
     ? { kind: 'client', name: `pod ${clientPod.namespace}/${clientPod.name}`, address: src, reason: `on ${clientPod.nodeName ?? 'an unknown node'}` }
@@ -134,6 +183,6 @@ export function traceFromManifests(model: ClusterModel, input: PacketInput, opts
     }
     return { outcome: i, pod: pod ? `${pod.namespace}/${pod.name}` : null, node: pod?.nodeName ?? null, hops };
   });
-  return { ok: true, value: { node: node.name, trace: t.trace, hops: [client, r.hop], destinations, rules: rulesText } };
+  return { ok: true, value: { node: node.name, trace: t.trace, hops: [client, r.hop], destinations, rules: rulesText, mode: setup.mode, ipvsadm: setup.ipvsadm, ipsets: setup.ipsets } };
 }
 

@@ -7,6 +7,7 @@
  * icmp-port-unreachable`, probabilities printed as `%.11f` of the stored value). Covers the vocabulary
  * kube-proxy uses (iptables and IPVS modes).
  */
+import { protoNumber } from '../../eval/packet.ts';
 import { saveString } from '../../iptables/tokenize.ts';
 import { parseMarkMask } from '../../matches/util.ts';
 import { kernelProbability } from '../../matches/statistic.ts';
@@ -22,6 +23,8 @@ const OPTION_ORDER: Record<string, string[]> = {
   recent: ['--set', '--rcheck', '--update', '--remove', '--seconds', '--reap', '--hitcount', '--rttl', '--name', '--mask', '--rsource', '--rdest'],
   statistic: ['--mode', '--probability', '--every', '--packet'],
   conntrack: ['--ctstate', '--ctproto', '--ctorigsrc', '--ctorigdst', '--ctreplsrc', '--ctrepldst', '--ctstatus', '--ctexpire', '--ctdir'],
+  // libxt_ipvs.c ipvs_mt_dump (IPVS mode's KUBE-IPVS-OUT-FILTER): proto, vaddr, vport, vdir, vmethod, vportctl.
+  ipvs: ['--ipvs', '--vproto', '--vaddr', '--vport', '--vdir', '--vmethod', '--vportctl'],
 };
 
 function hex(n: number): string {
@@ -108,6 +111,9 @@ export function toSaveFormat(line: string, family: 4 | 6): string {
       let args = o.args;
       if (m.name === 'comment') args = [saveString(o.args.join(' '))];
       else if (m.name === 'statistic' && o.name === '--probability') args = [(kernelProbability(Number(o.args[0])).stored / 0x80000000).toFixed(11)];
+      // libxt_ipvs prints the protocol as a number (`%u`) and the address with its mask.
+      else if (m.name === 'ipvs' && o.name === '--vproto') args = [String(protoNumber(o.args[0] ?? '') ?? o.args[0] ?? '')];
+      else if (m.name === 'ipvs' && o.name === '--vaddr') args = [withPrefix(o.args[0] ?? '', family)];
       else if (m.name === 'mark' && o.name === '--mark') {
         const v = parseMarkMask(o.args[0] ?? '');
         if (v) args = [v.mask === 0xffffffff ? hex(v.value) : `${hex(v.value)}/${hex(v.mask)}`];
