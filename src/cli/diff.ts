@@ -4,9 +4,9 @@
  * node). Glue only: reading files, flags, the three output formats and the exit status that makes it a CI
  * gate (0 identical, 1 different, 2 unreadable input). The comparison is the engine's `diffRulesets`.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { type DiffReport, type NodeConfig, DEFAULT_MAX_BYTES, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseIptables } from '../engine/api.ts';
+import { type DiffReport, type NodeConfig, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseIptables } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
+import { readTextFile } from './io.ts';
 import { readManifestFiles } from './manifests.ts';
 
 interface Io {
@@ -36,20 +36,7 @@ const FLAGS = {
   node: 'string',
 } as const;
 
-function readDump(file: string): string {
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch (e) {
-    throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-  if (size > DEFAULT_MAX_BYTES) throw new UsageError(`${file}: ${(size / 1048576).toFixed(0)} MiB is above the ${DEFAULT_MAX_BYTES / 1048576} MiB limit`);
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-}
+const readDump = readTextFile;
 
 function pairs(list: string[] | undefined, what: string): [string, string][] {
   return (list ?? []).map((kv) => {

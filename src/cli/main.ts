@@ -4,11 +4,9 @@
  *   trace <rules-file> --packet "…"    where packets go, with exact probabilities
  * Output contracts (`--json`) are documented in the README and kept stable.
  */
-import { readFileSync, statSync } from 'node:fs';
 import {
   type NodeConfig,
   type PacketInput,
-  DEFAULT_MAX_BYTES,
   describePacketInput,
   packetFromJson,
   parseIpsetSave,
@@ -17,6 +15,7 @@ import {
   tracePacket,
 } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
+import { readTextFile } from './io.ts';
 import { formatDiagnostics, formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
 import { synthCommand, traceManifests } from './kube.ts';
@@ -70,16 +69,7 @@ interface Io {
   err(line: string): void;
 }
 
-function readInput(file: string): string {
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch (e) {
-    throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-  if (size > DEFAULT_MAX_BYTES) throw new UsageError(`${file}: ${(size / 1048576).toFixed(0)} MiB is above the ${DEFAULT_MAX_BYTES / 1048576} MiB limit`);
-  return readFileSync(file, 'utf8');
-}
+const readInput = readTextFile;
 
 function check(argv: string[], io: Io): number {
   const { positionals } = parseArgs(argv, {});
