@@ -48,7 +48,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
   const diagnostics = new DiagnosticsController(store, settings);
-  const codeLens = new DumpCodeLens(store, sessions, () => ({ chains: settings().chainLenses, maxChains: settings().limits.chainLensMaxChains }), (m) => log.info(m));
+  const codeLens = new DumpCodeLens(store, sessions, () => ({ chains: settings().chainLenses, maxChains: settings().limits.chainLensMaxChains }), (m) => log.debug(m));
   const navigation = new DumpNavigation(store);
   const status = new DumpStatus((uri) => diagnostics.notesFor(uri));
   const virtualDumps = new VirtualDumps();
@@ -114,7 +114,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       if (editor?.document.uri.toString() === uri.toString()) status.update(store.peek(editor.document));
     }),
     sessions.onDidChange((uri) => {
-      log.info(`trace changed for ${uri.toString()}: refreshing CodeLens and highlights`);
+      log.debug(`trace changed for ${uri.toString()}: refreshing CodeLens and highlights`);
       codeLens.refresh();
       decorations.refresh();
     }),

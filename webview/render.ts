@@ -67,7 +67,18 @@ function nodeItem(n: FlowNode, h: RenderHandlers): HTMLElement[] {
   return out;
 }
 
-function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: string | null = null): HTMLElement {
+/** An exact fraction: long ones (products of 2^31 denominators) are cut with an ellipsis, whole in the tooltip. */
+function exact(text: string): HTMLElement {
+  const e = el('span', 'exact', text);
+  e.title = text;
+  return e;
+}
+
+/**
+ * A run of nodes, then its split. The first split is drawn side by side when it has few branches; deeper
+ * splits (a cascade of random draws) are stacked, so any number of branches stays readable.
+ */
+function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: string | null = null, level = 0): HTMLElement {
   const wrap = el('div', 'segment');
   const list = el('ol', 'nodes');
   s.nodes.forEach((n, i) => {
@@ -77,7 +88,7 @@ function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: st
   });
   wrap.append(list);
   if (s.branches.length) {
-    const row = el('div', `branches${s.branches.length > 1 ? ' split' : ''}`);
+    const row = el('div', `branches ${level === 0 && s.branches.length <= 3 ? 'split' : 'stack'}`);
     for (const b of s.branches) {
       const col = el('div', 'branch');
       const key = b.segment.nodes[0]?.id ?? b.label;
@@ -85,10 +96,10 @@ function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: st
       head.type = 'button';
       const collapsed = ui.collapsed.has(key);
       head.setAttribute('aria-expanded', String(!collapsed));
-      head.append(el('span', 'twisty', collapsed ? '▸' : '▾'), el('span', 'branch-label', b.label), el('span', 'pct', b.percent), el('span', 'exact', b.exact));
+      head.append(el('span', 'twisty', collapsed ? '▸' : '▾'), el('span', 'branch-label', b.label), el('span', 'pct', b.percent), exact(b.exact));
       head.addEventListener('click', () => h.toggle(key));
       col.append(head);
-      if (!collapsed) col.append(segment(b.segment, ui, h, b.label));
+      if (!collapsed) col.append(segment(b.segment, ui, h, b.label, s.branches.length > 1 ? level + 1 : level));
       row.append(col);
     }
     wrap.append(row);
@@ -109,7 +120,7 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
     const li = el('li', `outcome disposition-${o.disposition}${o.flagged ? ' flagged' : ''}${ui.selectedOutcome === o.index ? ' selected' : ''}`);
     const b = el('button', 'outcome-button');
     b.type = 'button';
-    b.append(el('span', 'pct', o.percent), el('span', 'headline', o.headline), el('span', 'exact', o.exact));
+    b.append(el('span', 'pct', o.percent), el('span', 'headline', o.headline), exact(o.exact));
     b.addEventListener('click', () => h.select(o.index));
     li.append(b);
     list.append(li);

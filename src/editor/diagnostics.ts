@@ -4,7 +4,7 @@
  * are skipped and the user is told so. Computed in steps (a generator), so the extension can spread a
  * big dump's validation over short tasks and keep answering hovers meanwhile.
  */
-import { type Diagnostic, type Range, lintRuleset, ruleOptionDiagnostics } from '../engine/api.ts';
+import { type Diagnostic, type Range, lintSteps, ruleOptionDiagnostics } from '../engine/api.ts';
 import type { DumpIndex } from './dump-index.ts';
 import { lineSpan } from './ranges.ts';
 
@@ -45,7 +45,13 @@ export function* dumpDiagnosticSteps(index: DumpIndex, options: DiagnosticsOptio
     }
     for (const d of step.value) if (!seen.has(`${d.code}@${d.range.start.line}:${d.range.start.character}`)) out.push(plain(d));
     yield;
-    for (const d of lintRuleset(rs, { references: index.references() })) {
+    const lint = lintSteps(rs, { references: index.references() });
+    let found = lint.next();
+    while (!found.done) {
+      yield;
+      found = lint.next();
+    }
+    for (const d of found.value) {
       const related = d.relatedLine !== null ? [{ range: lineSpan(d.relatedLine, 0, index.lines.lineAt(d.relatedLine).length), message: d.relatedMessage ?? '' }] : [];
       out.push({ code: d.code, severity: d.severity, message: d.message, range: d.range, unnecessary: true, related });
     }

@@ -1,8 +1,9 @@
 /**
  * What works on a big dump and what does not, in the user's words. VS Code itself limits large files:
- * above 20 MB or 300,000 lines it stops tokenizing them (no syntax colouring unless
- * `editor.largeFileOptimizations` is off), and above 50 MB it does not hand the document to extensions
- * at all, so the commands read such a file from disk and the in-editor features are unavailable.
+ * above 20 MB or 300,000 lines it treats a document as "too large for tokenization" and turns off syntax
+ * colouring, CodeLens, folding and sticky scroll for it (unless `editor.largeFileOptimizations` is off),
+ * and above 50 MB it does not hand the document to extensions at all, so the commands read such a file
+ * from disk and the in-editor features are unavailable.
  */
 export const TOKENIZATION_LIMIT_BYTES = 20 * 1024 * 1024;
 export const TOKENIZATION_LIMIT_LINES = 300_000;
@@ -21,7 +22,7 @@ function mb(bytes: number): string {
 export function tokenizationNote(size: FileSize): string | null {
   if (size.bytes > TOKENIZATION_LIMIT_BYTES || (size.lines !== null && size.lines > TOKENIZATION_LIMIT_LINES)) {
     const what = size.bytes > TOKENIZATION_LIMIT_BYTES ? mb(size.bytes) : `${size.lines!.toLocaleString('en-US')} lines`;
-    return `No syntax colouring: VS Code stops tokenizing files above 20 MB or 300,000 lines (this one: ${what}). Set "editor.largeFileOptimizations": false to colour it anyway. Hovers, CodeLens, outline and diagnostics still work.`;
+    return `No syntax colouring, CodeLens or folding: VS Code turns them off for files above 20 MB or 300,000 lines (this one: ${what}). Set "editor.largeFileOptimizations": false to have them anyway. Hovers, outline, go to definition, diagnostics, tracing and line highlights still work.`;
   }
   return null;
 }

@@ -17,6 +17,7 @@ export { parsePacketText, packetFromJson, describePacketInput, type PacketInput 
 export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView } from './eval/trace-types.ts';
 export { kernelProbability } from './matches/statistic.ts';
 export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
+export { lintSteps } from './lint/lint.ts';
 export { chainReferences, targetNameOf, type ChainReference, type TargetName } from './lint/refs.ts';
 export { classifyTarget, type TargetEffectClass } from './lint/effects.ts';
 export { targetRange, type IpMatch, type MatchInstance, type Negatable, type TableKind } from './model.ts';

@@ -4,6 +4,7 @@
  * follows. Files VS Code does not hand to extensions (above 50 MB) are read through `workspace.fs`.
  */
 import * as vscode from 'vscode';
+import { chainLenses } from '../editor/chain-lens.ts';
 import { type DumpIndex, analyzeDump } from '../editor/dump-index.ts';
 
 export interface Analysis {
@@ -100,8 +101,9 @@ export class DumpStore implements vscode.Disposable {
       const text = doc.getText();
       const t0 = performance.now();
       const index = analyzeDump(text, { file: fileName(doc.uri), maxBytes: this.maxBytes() });
-      // The chain graph belongs to the parse: every CodeLens and hover after it reads it.
+      // The chain graph and the chain lenses belong to the parse: CodeLens and hovers after it read them.
       index.references();
+      chainLenses(index);
       e.analysis = { index, uri: doc.uri, version: doc.version, bytes: text.length, parseMs: performance.now() - t0, source: 'document' };
       for (const w of waiters) w.resolve(e.analysis);
       this.emitter.fire(e.analysis);

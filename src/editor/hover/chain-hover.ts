@@ -52,7 +52,8 @@ export function chainHover(index: DumpIndex, table: Table, name: string): string
         lines.push('', `Gets ${percentOf(share.share)} (exactly ${exactText(share.share)}) of new connections through ${code(via)}`);
       }
     }
-  } else {
+  } else if (chain.rules.some((r) => r.raw.includes('statistic'))) {
+    // Only chains with random rules have shares; the text test spares compiling a long chain's rules.
     const d = distribution(index, table.name, chain);
     if (d.shares.some((s) => s.branch)) lines.push('', 'Random branches:', ...distributionTable(d));
   }

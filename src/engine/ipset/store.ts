@@ -45,7 +45,8 @@ function dimsOf(type: string): Dim[] | null {
   return dims;
 }
 
-function parseValue(dim: Dim, text: string): EntryValue | null {
+/** Port entries: `proto: -1` matches any protocol with ports (bitmap:port stores only the port). */
+function parseValue(dim: Dim, text: string, bitmap = false): EntryValue | null {
   if (dim === 'ip' || dim === 'net') {
     if (text.includes('-')) {
       const r = parseAddrRange(text);
@@ -57,6 +58,10 @@ function parseValue(dim: Dim, text: string): EntryValue | null {
   if (dim === 'port') {
     // `tcp:80`, `udp:53-55`, `80` (tcp by default), `icmp:ping` is not modelled.
     const colon = text.indexOf(':');
+    if (colon < 0 && bitmap) {
+      const m = /^(\d+)(?:-(\d+))?$/.exec(text);
+      return m ? { kind: 'port', proto: -1, from: Number(m[1]), to: Number(m[2] ?? m[1]) } : null;
+    }
     const protoText = colon >= 0 ? text.slice(0, colon) : 'tcp';
     const portText = colon >= 0 ? text.slice(colon + 1) : text;
     const proto = protoNumber(protoText);
@@ -100,7 +105,7 @@ export function parseIpsetSave(text: string, file = 'ipset'): IpsetStore {
       const values: EntryValue[] = [];
       let ok = true;
       for (let d = 0; d < parts.length; d++) {
-        const v = parseValue(set.dims[d]!, parts[d]!);
+        const v = parseValue(set.dims[d]!, parts[d]!, set.type.startsWith('bitmap:'));
         if (!v) {
           ok = false;
           bad(`'${parts[d]}' is not a valid ${set.dims[d]} in set ${set.name}`);
@@ -137,7 +142,7 @@ export function ipsetContains(store: IpsetStore, name: string, dirs: readonly ('
         all = a.v === v.from.v && a.n >= v.from.n && a.n <= v.to.n;
       } else if (v.kind === 'port') {
         const port = dir === 'src' ? pkt.sport : pkt.dport;
-        all = pkt.proto === v.proto && port !== null && port >= v.from && port <= v.to;
+        all = (v.proto === -1 || pkt.proto === v.proto) && port !== null && port >= v.from && port <= v.to;
       } else all = false;
     }
     // hash:net `nomatch` entries carve exceptions out of larger networks (ipset(8), "nomatch").

@@ -27,7 +27,8 @@ export function rotation(scheduler: 'rr' | 'wrr', servers: readonly IpvsRealServ
   const assumption =
     'where the rotation stands is kernel state the files do not show: assumed equally likely to be anywhere in it, so each real server is chosen with probability weight / total weight';
   if (available.length === 0) {
-    return { summary, assumption, picks: [{ server: null, probability: rational(1n, 1n), why: `${scheduler}: no real server with weight > 0: no destination available` }] };
+    const why = servers.length === 0 ? `${scheduler}: the virtual service has no real servers` : `${scheduler}: no real server with weight > 0: no destination available`;
+    return { summary, assumption, picks: [{ server: null, probability: rational(1n, 1n), why }] };
   }
   const picks = available.map((s) => {
     const share = scheduler === 'rr' ? 1 : s.weight;

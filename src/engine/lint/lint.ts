@@ -30,7 +30,16 @@ export interface LintOptions {
 }
 
 export function lintRuleset(rs: Ruleset, options: LintOptions = {}): LintDiagnostic[] {
+  const steps = lintSteps(rs, options);
+  let r = steps.next();
+  while (!r.done) r = steps.next();
+  return r.value;
+}
+
+/** The same findings, computed in steps of a few thousand chains (an editor runs them between other work). */
+export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep = 5000): Generator<void, LintDiagnostic[]> {
   const out: LintDiagnostic[] = [];
+  let chains = 0;
   for (const table of rs.tables.values()) {
     if (options.unusedChains !== false) {
       const refs = options.references?.get(table.name) ?? chainReferences(table);
@@ -50,6 +59,7 @@ export function lintRuleset(rs: Ruleset, options: LintOptions = {}): LintDiagnos
     }
     if (options.shadowedRules === false) continue;
     for (const chain of table.chains.values()) {
+      if (++chains % chainsPerStep === 0) yield;
       for (const { rule, by } of shadowedRules(table, chain, rs.family)) {
         out.push({
           code: 'shadowed-rule',

@@ -205,5 +205,5 @@ export function synthesizeIpvs(model: ClusterModel, opts: IpvsSynthOptions): Ipv
     randomFully: opts.randomFully ?? true,
   });
   const table: IpvsTable = { services: [...c.services.values()].sort(compareServices), order: 'unknown' };
-  return { family, nodeName: opts.nodeName, table, bound: [...c.bound], ipsets, nat, filter, masqueradeMark: mark, notes };
+  return { family, nodeName: opts.nodeName, table, bound: [...c.bound].sort(), ipsets, nat, filter, masqueradeMark: mark, notes };
 }
