@@ -130,7 +130,15 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
   const natChains = ['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-MARK-MASQ'];
   const filterRules: string[] = [];
   const natRules: string[] = [];
-  const w = (rules: string[], ...args: (string | readonly string[])[]) => rules.push(args.flat().join(' '));
+  // Joins words and word lists into one rule line; hot (one call per rule), so no intermediate arrays.
+  const w = (rules: string[], ...args: (string | readonly string[])[]) => {
+    let line = '';
+    for (const a of args) {
+      if (typeof a === 'string') line = line ? `${line} ${a}` : a;
+      else for (const x of a) line = line ? `${line} ${x}` : x;
+    }
+    rules.push(line);
+  };
 
   w(natRules, '-A', 'KUBE-POSTROUTING', '-m', 'mark', '!', '--mark', `${mark}/${mark}`, '-j', 'RETURN');
   w(natRules, '-A', 'KUBE-POSTROUTING', '-j', 'MARK', '--xor-mark', mark);

@@ -27,6 +27,27 @@ const OPTION_ORDER: Record<string, string[]> = {
   ipvs: ['--ipvs', '--vproto', '--vaddr', '--vport', '--vdir', '--vmethod', '--vportctl'],
 };
 
+// kube-proxy repeats the same comment and probability on many rules: format each distinct one once.
+const savedStrings = new Map<string, string>();
+function savedString(text: string): string {
+  let v = savedStrings.get(text);
+  if (v === undefined) {
+    v = saveString(text);
+    if (savedStrings.size > 50_000) savedStrings.clear();
+    savedStrings.set(text, v);
+  }
+  return v;
+}
+const savedProbabilities = new Map<string, string>();
+function savedProbability(text: string): string {
+  let v = savedProbabilities.get(text);
+  if (v === undefined) {
+    v = (kernelProbability(Number(text)).stored / 0x80000000).toFixed(11);
+    savedProbabilities.set(text, v);
+  }
+  return v;
+}
+
 function hex(n: number): string {
   return `0x${(n >>> 0).toString(16)}`;
 }
@@ -109,8 +130,8 @@ export function toSaveFormat(line: string, family: 4 | 6): string {
     const opts = order && m.opts.length > 1 ? [...m.opts].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)) : m.opts;
     for (const o of opts) {
       let args = o.args;
-      if (m.name === 'comment') args = [saveString(o.args.join(' '))];
-      else if (m.name === 'statistic' && o.name === '--probability') args = [(kernelProbability(Number(o.args[0])).stored / 0x80000000).toFixed(11)];
+      if (m.name === 'comment') args = [savedString(o.args.length === 1 ? o.args[0]! : o.args.join(' '))];
+      else if (m.name === 'statistic' && o.name === '--probability') args = [savedProbability(o.args[0] ?? '0')];
       // libxt_ipvs prints the protocol as a number (`%u`) and the address with its mask.
       else if (m.name === 'ipvs' && o.name === '--vproto') args = [String(protoNumber(o.args[0] ?? '') ?? o.args[0] ?? '')];
       else if (m.name === 'ipvs' && o.name === '--vaddr') args = [withPrefix(o.args[0] ?? '', family)];
