@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { generateKubeProxyDump } from './generate.ts';
 import { runDiffBench } from './diff-bench.ts';
+import { runSynthBench } from './synth-bench.ts';
 
 const outDir = join('bench', 'out');
 mkdirSync(outDir, { recursive: true });
@@ -53,6 +54,7 @@ for (const r of rows) console.log(cols.map(([h, k]) => String(r[k]).padEnd(h.len
 const [small, big] = rows;
 console.log(`\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`);
 console.log(JSON.stringify(rows));
-// Last: two 320k-rule dumps compared with `packetlens diff`'s engine (bench/diff-bench.ts).
-void runDiffBench();
+// Then: two 320k-rule dumps compared with `packetlens diff`'s engine (bench/diff-bench.ts), and the
+// synthesis of 10k Services from manifests (bench/synth-bench.ts).
+void runDiffBench().then(runSynthBench);
 }

@@ -1,52 +1,27 @@
 /**
- * Synthesis benchmark (issue 3): 10k Services × 10 endpoints as manifests (Services + EndpointSlices +
- * Node) → cluster model → kube-proxy's iptables rules for one node → iptables-save text. Reading the YAML
- * and synthesizing are timed separately. Run on the esbuild bundle by bench.ts, or directly with tsx.
+ * `npm run bench` part 3: synthesis of 10k Services × 10 endpoints from manifests (bench/synth-measure.ts),
+ * measured on the esbuild bundle in its own process.
  */
-import { performance } from 'node:perf_hooks';
-import { readManifests } from '../src/engine/kube/manifest/read.ts';
-import { buildClusterModel } from '../src/engine/kube/model/build.ts';
-import { synthesizeIptables } from '../src/engine/kube/synth/iptables.ts';
-import { renderNodeSave } from '../src/engine/kube/synth/render.ts';
-import { serviceAt } from './generate.ts';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
 
-export function generateManifests(services: number, endpoints: number): string {
-  const out: string[] = ['apiVersion: v1\nkind: Node\nmetadata: {name: bench-node}\nstatus: {addresses: [{type: InternalIP, address: 172.18.0.4}]}'];
-  for (let i = 0; i < services; i++) {
-    const s = serviceAt(i, endpoints);
-    const [ns, rest] = s.name.split('/') as [string, string];
-    const name = rest.split(':')[0]!;
-    out.push(`apiVersion: v1\nkind: Service\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {clusterIP: ${s.clusterIP}, ports: [{name: http, port: ${s.port}, targetPort: 8080}]}`);
-    out.push(
-      `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: ${name}-1, namespace: ${ns}, labels: {kubernetes.io/service-name: ${name}}}\naddressType: IPv4\nports: [{name: http, port: 8080, protocol: TCP}]\nendpoints:\n${s.endpoints.map((ip, k) => `- {addresses: [${ip}], nodeName: node-${k % 3}}`).join('\n')}`,
-    );
+/** Runs the measurement on the esbuild bundle in its own process and prints the figures. */
+export async function runSynthBench(): Promise<void> {
+  const outDir = join('bench', 'out');
+  mkdirSync(outDir, { recursive: true });
+  const bundle = join(outDir, 'synth-measure.cjs');
+  await build({ entryPoints: ['bench/synth-measure.ts'], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  const r = spawnSync(process.execPath, [bundle, '--measure', '10000', '10'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    console.error(r.stderr);
+    process.exitCode = 1;
+    return;
   }
-  return out.join('\n---\n');
+  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number>;
+  console.log('\npacketlens synth bench (10,000 Services × 10 endpoints as manifests → kube-proxy iptables rules for one node)\n');
+  console.log(`manifests ${row.manifestMB} MB, read YAML ${row.readYamlMs} ms; model ${row.modelMs} ms + kube-proxy rules ${row.rulesMs} ms + iptables-save view ${row.renderMs} ms = synthesize ${row.synthesizeMs} ms (${row.rules} rules, ${row.dumpMB} MB)`);
+  console.log(JSON.stringify(row));
 }
 
-export function measureSynth(services: number, endpoints: number): Record<string, number> {
-  const text = generateManifests(services, endpoints);
-  const t0 = performance.now();
-  const set = readManifests([{ file: 'bench.yaml', text }]);
-  const t1 = performance.now();
-  const model = buildClusterModel(set, { predict: false });
-  const tm = performance.now();
-  const rules = synthesizeIptables(model, { nodeName: 'bench-node' });
-  const ts = performance.now();
-  const dump = renderNodeSave(rules);
-  const t2 = performance.now();
-  return {
-    services,
-    endpoints,
-    manifestMB: +(text.length / 1048576).toFixed(1),
-    readYamlMs: Math.round(t1 - t0),
-    synthesizeMs: Math.round(t2 - t1),
-    modelMs: Math.round(tm - t1),
-    rulesMs: Math.round(ts - tm),
-    renderMs: Math.round(t2 - ts),
-    rules: rules.nat.rules.length + rules.filter.rules.length,
-    dumpMB: +(dump.length / 1048576).toFixed(1),
-  };
-}
-
-if (process.argv[1]?.includes('synth-bench')) console.log(JSON.stringify(measureSynth(Number(process.argv[2] ?? 10000), Number(process.argv[3] ?? 10))));

@@ -11,8 +11,11 @@
 import type { KubeProxyRules, TableRules } from './iptables.ts';
 import { toSaveFormat } from './save-format.ts';
 
+/** The chain of an `-A CHAIN …` line. */
 function chainOf(rule: string): string {
-  return rule.split(' ', 2)[1] ?? '';
+  const start = rule.indexOf(' ') + 1;
+  const end = rule.indexOf(' ', start);
+  return end < 0 ? rule.slice(start) : rule.slice(start, end);
 }
 
 /** Rules grouped by chain in one pass, keeping each chain's order. */

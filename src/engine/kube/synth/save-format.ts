@@ -88,11 +88,43 @@ function splitWords(line: string): string[] {
   return words;
 }
 
+// The endpoint-level rules are most of a large dump (2 per endpoint, 1 per endpoint in the Service chain):
+// they are rewritten by pattern; everything else takes the general path. The two paths agree on every rule
+// (test/kube/save-format.test.ts).
+const COMMENT = '(?: -m comment --comment ("[^"]*"|\\S+))?';
+const SEP_MASQ = new RegExp(`^-A (\\S+)${COMMENT} -s ([^ /]+) -j KUBE-MARK-MASQ$`);
+const SEP_DNAT = new RegExp(`^-A (\\S+)${COMMENT} -m (tcp|udp|sctp) -p \\3 -j DNAT --to-destination (\\S+)$`);
+const SVC_STAT = new RegExp(`^-A (\\S+)${COMMENT} -m statistic --mode random --probability (\\S+) -j (\\S+)$`);
+const SVC_LAST = new RegExp(`^-A (\\S+)${COMMENT} -j (KUBE-SEP-\\S+)$`);
+
+function commentPart(c: string | undefined): string {
+  if (c === undefined) return '';
+  return ` -m comment --comment ${savedString(c.startsWith('"') ? c.slice(1, -1) : c)}`;
+}
+
+function fastSaveFormat(line: string, family: 4 | 6): string | null {
+  let m = SEP_MASQ.exec(line);
+  if (m) return `-A ${m[1]} -s ${withPrefix(m[3]!, family)}${commentPart(m[2])} -j KUBE-MARK-MASQ`;
+  m = SEP_DNAT.exec(line);
+  if (m) return `-A ${m[1]} -p ${m[3]}${commentPart(m[2])} -m ${m[3]} -j DNAT --to-destination ${m[4]}`;
+  m = SVC_STAT.exec(line);
+  if (m) return `-A ${m[1]}${commentPart(m[2])} -m statistic --mode random --probability ${savedProbability(m[3]!)} -j ${m[4]}`;
+  m = SVC_LAST.exec(line);
+  if (m) return `-A ${m[1]}${commentPart(m[2])} -j ${m[3]}`;
+  return null;
+}
+
 export function toSaveFormat(line: string, family: 4 | 6): string {
+  return fastSaveFormat(line, family) ?? generalSaveFormat(line, family);
+}
+
+/** The general rewrite; exported for the test that checks the fast path against it. */
+export function generalSaveFormat(line: string, family: 4 | 6): string {
   const words = splitWords(line);
   if (words[0] !== '-A' || words.length < 2) return line;
   const chain = words[1]!;
-  const header = new Map<string, Opt>();
+  // Header options in iptables-save's order (-s -d -i -o -p): one slot each.
+  const header: (Opt | undefined)[] = [undefined, undefined, undefined, undefined, undefined];
   const matches: { name: string; opts: Opt[] }[] = [];
   let target: { name: string; opts: Opt[] } | null = null;
   let neg = false;
@@ -102,15 +134,16 @@ export function toSaveFormat(line: string, family: 4 | 6): string {
       neg = true;
       continue;
     }
-    if ((HEADER as readonly string[]).includes(w)) {
-      header.set(w, { neg, name: w, args: [words[++i] ?? ''] });
+    const h = w.length === 2 && w.charCodeAt(0) === 45 ? HEADER.indexOf(w as (typeof HEADER)[number]) : -1;
+    if (h >= 0) {
+      header[h] = { neg, name: w, args: [words[++i] ?? ''] };
     } else if (w === '-m') {
       matches.push({ name: words[++i] ?? '', opts: [] });
     } else if (w === '-j' || w === '-g') {
       target = { name: `${w} ${words[++i] ?? ''}`, opts: [] };
     } else if (w.startsWith('--')) {
       const args: string[] = [];
-      while (i + 1 < words.length && !words[i + 1]!.startsWith('-') && words[i + 1] !== '!') args.push(words[++i]!);
+      while (i + 1 < words.length && words[i + 1]!.charCodeAt(0) !== 45 && words[i + 1] !== '!') args.push(words[++i]!);
       const opt = { neg, name: w, args };
       if (target) target.opts.push(opt);
       else matches[matches.length - 1]?.opts.push(opt);
@@ -118,11 +151,11 @@ export function toSaveFormat(line: string, family: 4 | 6): string {
     neg = false;
   }
   const out: string[] = ['-A', chain];
-  for (const h of HEADER) {
-    const o = header.get(h);
+  for (let h = 0; h < HEADER.length; h++) {
+    const o = header[h];
     if (!o) continue;
-    const value = h === '-s' || h === '-d' ? withPrefix(o.args[0]!, family) : o.args[0]!;
-    out.push(...(o.neg ? ['!'] : []), h, value);
+    if (o.neg) out.push('!');
+    out.push(o.name, h < 2 ? withPrefix(o.args[0]!, family) : o.args[0]!);
   }
   for (const m of matches) {
     out.push('-m', m.name);
@@ -139,7 +172,9 @@ export function toSaveFormat(line: string, family: 4 | 6): string {
         const v = parseMarkMask(o.args[0] ?? '');
         if (v) args = [v.mask === 0xffffffff ? hex(v.value) : `${hex(v.value)}/${hex(v.mask)}`];
       }
-      out.push(...(o.neg ? ['!'] : []), o.name, ...args);
+      if (o.neg) out.push('!');
+      out.push(o.name);
+      for (const a of args) out.push(a);
     }
     // iptables-save always prints recent's mask and side (defaults 255.255.255.255 and --rsource).
     if (m.name === 'recent') {
