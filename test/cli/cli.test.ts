@@ -4,17 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { run } from '../../src/cli/main.ts';
 import { ROOT } from '../helpers/fixtures.ts';
+import { cli } from '../helpers/cli.ts';
 
 const EXAMPLE = join(ROOT, 'examples', 'seed-003', 'node-myk8s-worker.rules');
-
-function cli(...argv: string[]): { code: number; out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out, err };
-}
 
 function tmp(name: string, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'packetlens-'));

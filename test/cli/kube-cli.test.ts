@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { run } from '../../src/cli/main.ts';
 import { ROOT } from '../helpers/fixtures.ts';
+import { cli } from '../helpers/cli.ts';
 
 const SEED3 = join(ROOT, 'examples', 'seed-003');
-
-function cli(...argv: string[]): { code: number; out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out, err };
-}
 
 describe('packetlens synth', () => {
   it('writes the node iptables-save view with predictions labelled in its header', () => {

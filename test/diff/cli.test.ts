@@ -8,15 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { diffCommand } from '../../src/cli/diff.ts';
-import { run } from '../../src/cli/main.ts';
 import { DIFF_FIXTURES } from './helpers.ts';
-
-function cli(...argv: string[]): { code: number; out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out, err };
-}
+import { cli } from '../helpers/cli.ts';
 
 const pair = (name: string) => [join(DIFF_FIXTURES, name, 'old.rules'), join(DIFF_FIXTURES, name, 'new.rules')];
 const NODE = ['--node-ip', '172.18.0.4'];
