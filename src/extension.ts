@@ -1,18 +1,23 @@
 /**
  * The composition root of the VS Code extension (node and browser bundles alike): it creates the dump
- * store, the providers, the trace controller and the flow-diagram panel, registers them, and pushes every
- * disposable into `context.subscriptions`. Nothing is parsed here: documents are parsed after activation,
- * when they are quiet, by the store.
+ * store, the providers, the trace controller, the flow-diagram and comparison panels and the manifest
+ * features, registers them, and pushes every disposable into `context.subscriptions`. Nothing is parsed
+ * here: documents are parsed after activation, when they are quiet, by the store; manifests are read when
+ * a provider first asks about a YAML document that holds Kubernetes objects.
  */
 import * as vscode from 'vscode';
 import type { Settings } from './editor/settings.ts';
 import { DumpCodeLens } from './vscode/codelens-provider.ts';
-import { COMMANDS, LANGUAGE_ID, VIEW_TYPE } from './vscode/commands.ts';
+import { COMMANDS, DIFF_VIEW_TYPE, LANGUAGE_ID, VIEW_TYPE } from './vscode/commands.ts';
 import { TraceDecorations } from './vscode/decorations.ts';
 import { DiagramPanel } from './vscode/diagram-panel.ts';
 import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
+import { BehaviourDiffs, DiffStatus, DiffSummaryLens } from './vscode/diff-controller.ts';
+import { DiffPanel } from './vscode/diff-panel.ts';
 import { DumpStore } from './vscode/dump-store.ts';
 import { DumpHover } from './vscode/hover-provider.ts';
+import { KubeManifests } from './vscode/kube-manifests.ts';
+import { ManifestWorkspace } from './vscode/manifest-workspace.ts';
 import { type ManifestHost, ManifestRegistry } from './vscode/manifests.ts';
 import { DumpNavigation } from './vscode/navigation-providers.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
@@ -48,21 +53,49 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
   const diagnostics = new DiagnosticsController(store, settings);
-  const codeLens = new DumpCodeLens(store, sessions, () => ({ chains: settings().chainLenses, maxChains: settings().limits.chainLensMaxChains }), (m) => log.debug(m));
+  // Set below: the comparison of two dumps, which the dump CodeLens and the panels consult.
+  let diffs: BehaviourDiffs | null = null;
+  const codeLens = new DumpCodeLens(
+    store,
+    sessions,
+    () => ({ chains: settings().chainLenses, maxChains: settings().limits.chainLensMaxChains }),
+    (m) => log.debug(m),
+    (uri) => diffs?.inDumpDiffOnly(uri) ?? false,
+  );
   const navigation = new DumpNavigation(store);
   const status = new DumpStatus((uri) => diagnostics.notesFor(uri));
   const virtualDumps = new VirtualDumps();
   const controller = new TraceController(store, sessions, context.globalState, settings);
+  // Set below: the panel's handlers route traces from manifests to the manifest features.
+  let manifests: ManifestRegistry | null = null;
   const panel = new DiagramPanel(context.extensionUri, {
     reveal: (uri, line) => void controller.reveal(uri, line),
-    retrace: (uri, fields) => void controller.retrace(uri, fields),
-    restore: (uri, packet) => void controller.restore(uri, packet),
+    retrace: (uri, fields, origin) => void (origin === 'manifests' ? manifests?.retrace(uri, fields) : controller.retrace(uri, fields)),
+    restore: (uri, packet, origin) => void (origin === 'manifests' ? manifests?.retrace(uri, packet) : controller.restore(uri, packet)),
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', SECTION),
   });
   controller.panel = panel;
-  const host: ManifestHost = { virtualDumps, settings, trace: (uri, packet) => controller.traceCommand({ uri: uri.toString(), ...(packet ? { packet } : {}) }) };
-  const manifests = new ManifestRegistry(host);
-  subs.push(store, sessions, decorations, diagnostics, codeLens, status, virtualDumps, panel, manifests);
+  const host: ManifestHost = {
+    virtualDumps,
+    settings,
+    memento: context.globalState,
+    trace: (uri, packet) => controller.traceCommand({ uri: uri.toString(), ...(packet ? { packet } : {}) }),
+    showDiagram: (model, uri, origin) => panel.show(model, uri, false, origin),
+    panelError: (message) => panel.error(message),
+    log: (message) => log.info(message),
+  };
+  manifests = new ManifestRegistry(host);
+  const manifestWorkspace = new ManifestWorkspace(settings, (m) => log.info(m));
+  const diffPanel = new DiffPanel(context.extensionUri, {
+    trace: (side, change) => void diffs?.traceClass(side, change),
+    reveal: (side, line) => void diffs?.revealRule(side, line),
+    restore: (state) => void diffs?.restore(state),
+  });
+  diffs = new BehaviourDiffs(store, settings, diffPanel, controller, (m) => log.info(m));
+  const diffLens = new DiffSummaryLens(diffs);
+  const diffStatus = new DiffStatus(diffs);
+  subs.push(store, sessions, decorations, diagnostics, codeLens, status, virtualDumps, panel, manifestWorkspace, manifests, diffPanel, diffs, diffLens, diffStatus);
+  manifests.provide(new KubeManifests(manifestWorkspace));
 
   const selector: vscode.DocumentSelector = { language: LANGUAGE_ID };
   subs.push(
@@ -73,16 +106,19 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.languages.registerRenameProvider(selector, navigation),
     vscode.languages.registerHoverProvider(selector, new DumpHover(store)),
     vscode.languages.registerCodeLensProvider(selector, codeLens),
+    vscode.languages.registerCodeLensProvider(selector, diffLens),
     vscode.languages.registerCodeActionsProvider(selector, new DumpCodeActions(store), { providedCodeActionKinds: DumpCodeActions.kinds }),
     vscode.workspace.registerTextDocumentContentProvider(VIRTUAL_SCHEME, virtualDumps),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, panel),
+    vscode.window.registerWebviewPanelSerializer(DIFF_VIEW_TYPE, diffPanel),
   );
 
   subs.push(
-    vscode.commands.registerCommand(COMMANDS.tracePacket, (arg: TraceArgument) => controller.traceCommand(arg)),
+    vscode.commands.registerCommand(COMMANDS.tracePacket, (arg: TraceArgument) => (manifests.handlesTrace(arg) ? manifests.traceCommand(arg) : controller.traceCommand(arg))),
     vscode.commands.registerCommand(COMMANDS.clearTrace, () => sessions.clear()),
     vscode.commands.registerCommand(COMMANDS.showFlowDiagram, (uri?: vscode.Uri) => controller.showDiagram(uri)),
     vscode.commands.registerCommand(COMMANDS.showKubeProxyRules, () => manifests.showKubeProxyRules()),
+    vscode.commands.registerCommand(COMMANDS.compareBehaviour, (first?: unknown, second?: unknown) => diffs.command(first, second)),
   );
 
   const isDump = (doc: vscode.TextDocument) => doc.languageId === LANGUAGE_ID;
@@ -108,6 +144,8 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       diagnostics.analyzed(a);
       controller.analyzed(a);
       setTimeout(() => status.update(a), 100);
+      // A side of an open dump diff changed: its summary follows.
+      if (diffs.dumpPairs().some((p) => p.original.toString() === a.uri.toString() || p.modified.toString() === a.uri.toString())) diffStatus.schedule();
     }),
     diagnostics.onDidPublish((uri) => {
       const editor = vscode.window.activeTextEditor;
@@ -119,11 +157,14 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       decorations.refresh();
     }),
     vscode.window.onDidChangeVisibleTextEditors(() => decorations.refresh()),
+    // A dump shown only in a diff editor keeps its CodeLens to the behaviour summary.
+    vscode.window.tabGroups.onDidChangeTabs(() => codeLens.refresh()),
     vscode.window.onDidChangeActiveTextEditor((editor) => status.update(editor ? store.peek(editor.document) : undefined)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
       cached = null;
       codeLens.refresh();
+      if (e.affectsConfiguration(`${SECTION}.kubeProxy`) || e.affectsConfiguration(`${SECTION}.manifests`) || e.affectsConfiguration(`${SECTION}.limits`)) manifestWorkspace.reconfigured();
     }),
   );
 }

@@ -1,8 +1,10 @@
 /**
- * The flow-diagram webview: receives the diagram model, draws it, sends back clicks (reveal a rule) and
- * edited packets (trace again), and keeps its UI state with `setState` so a reload restores it.
+ * The webview of both panels: the flow diagram (receives the diagram model, draws it, sends back clicks —
+ * reveal a rule — and edited packets — trace again) and the behaviour comparison (draws the report, sends
+ * back which class to trace on which side). It keeps its UI state with `setState` so a reload restores it.
  */
-import type { DiagramModel, ExtensionToWebview, PanelState } from '../src/shared/protocol.ts';
+import type { DiagramModel, ExtensionToWebview, PanelState, TraceOrigin } from '../src/shared/protocol.ts';
+import { renderDiff } from './diff-render.ts';
 import { packetForm } from './packet-form.ts';
 import { render, renderMessage } from './render.ts';
 import { registerToolkit } from './toolkit.ts';
@@ -13,11 +15,18 @@ registerToolkit();
 const app = document.getElementById('app')!;
 let model: DiagramModel | null = null;
 let uri = '';
+let origin: TraceOrigin = 'dump';
 
 function restoredState(): PanelState | null {
   const s = vscode.getState() as Partial<PanelState> | undefined;
   if (!s || typeof s.uri !== 'string' || typeof s.packet !== 'string' || !Array.isArray(s.collapsed)) return null;
-  return { uri: s.uri, packet: s.packet, selectedOutcome: typeof s.selectedOutcome === 'number' ? s.selectedOutcome : null, collapsed: s.collapsed.filter((c): c is string => typeof c === 'string') };
+  return {
+    uri: s.uri,
+    packet: s.packet,
+    selectedOutcome: typeof s.selectedOutcome === 'number' ? s.selectedOutcome : null,
+    collapsed: s.collapsed.filter((c): c is string => typeof c === 'string'),
+    origin: s.origin === 'manifests' ? 'manifests' : 'dump',
+  };
 }
 
 const saved = restoredState();
@@ -25,7 +34,7 @@ const collapsed = new Set<string>(saved?.collapsed ?? []);
 let selectedOutcome: number | null = saved?.selectedOutcome ?? null;
 
 function save(): void {
-  if (model) vscode.setState({ uri, packet: model.packet, selectedOutcome, collapsed: [...collapsed] });
+  if (model) vscode.setState({ uri, packet: model.packet, selectedOutcome, collapsed: [...collapsed], origin });
 }
 
 function draw(): void {
@@ -69,8 +78,16 @@ window.addEventListener('message', (event: MessageEvent<ExtensionToWebview>) => 
     }
     model = m.model;
     uri = m.uri;
+    origin = m.origin;
     save();
     draw();
+  } else if (m.type === 'diff') {
+    model = null;
+    vscode.setState(m.state);
+    renderDiff(app, m.model, {
+      trace: (side, change) => vscode.postMessage({ type: 'traceClass', side, change }),
+      reveal: (side, line) => vscode.postMessage({ type: 'revealRule', side, line }),
+    });
   } else if (m.type === 'error') renderMessage(app, m.message, 'error');
   else if (m.type === 'busy') renderMessage(app, m.message, 'busy');
 });

@@ -2,7 +2,7 @@
  * Draws the diagram model with DOM nodes and `textContent` only: nothing from the model (which carries
  * text from the dump) is ever parsed as HTML.
  */
-import type { DiagramModel, FlowNode, FlowSegment, HookVisit } from '../src/shared/protocol.ts';
+import type { DiagramModel, FlowNode, FlowSegment, HookVisit, RouteHop } from '../src/shared/protocol.ts';
 
 export interface RenderHandlers {
   reveal(line: number): void;
@@ -40,6 +40,24 @@ function hookStrip(hooks: readonly HookVisit[]): HTMLElement {
   const bottom = el('div', 'hook-row');
   bottom.append(el('span', 'end-label', 'local process'), arrow(), box('OUTPUT', 'OUTPUT'), arrow('→ routing → POSTROUTING → out'));
   strip.append(top, mid, bottom);
+  return strip;
+}
+
+/** client → node of a trace from manifests, each hop with why the packet goes there. */
+function routeStrip(route: readonly RouteHop[]): HTMLElement {
+  const strip = el('section', 'route');
+  strip.setAttribute('aria-label', 'Route through the cluster');
+  const row = el('div', 'route-row');
+  route.forEach((h, i) => {
+    if (i > 0) row.append(el('span', 'arrow', '→'));
+    const hop = el('div', `route-hop hop-${h.kind}`);
+    hop.append(el('span', 'hop-name', h.name));
+    if (h.address) hop.append(el('span', 'hop-address', h.address));
+    hop.title = h.reason;
+    row.append(hop);
+  });
+  strip.append(row);
+  for (const h of route) if (h.reason) strip.append(el('p', 'hop-reason', `${h.name}: ${h.reason}`));
   return strip;
 }
 
@@ -111,7 +129,9 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
   root.replaceChildren();
   const header = el('header', 'title');
   header.append(el('h1', null, `Packet flow · ${model.title}`), el('p', 'packet', `${model.packet} — ${model.from === 'outside' ? 'arrives from outside' : 'sent by the node'}`));
-  root.append(header, form, hookStrip(model.hooks));
+  root.append(header, form);
+  if (model.route.length) root.append(routeStrip(model.route));
+  root.append(hookStrip(model.hooks));
   const outcomes = el('section', 'outcomes');
   outcomes.setAttribute('aria-label', 'Outcomes');
   outcomes.append(el('h2', null, `${model.outcomes.length} outcome${model.outcomes.length === 1 ? '' : 's'}`));
@@ -123,6 +143,7 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
     b.append(el('span', 'pct', o.percent), el('span', 'headline', o.headline), exact(o.exact));
     b.addEventListener('click', () => h.select(o.index));
     li.append(b);
+    if (o.reaches) li.append(el('p', 'reaches', `⇒ ${o.reaches}`));
     list.append(li);
   }
   outcomes.append(list);

@@ -1,10 +1,10 @@
 /** The VS Code webview API as this webview uses it (acquireVsCodeApi may be called once). */
-import type { PanelState, WebviewToExtension } from '../src/shared/protocol.ts';
+import type { DiffPanelState, PanelState, WebviewToExtension } from '../src/shared/protocol.ts';
 
 interface VsCodeApi {
   postMessage(message: WebviewToExtension): void;
   getState(): unknown;
-  setState(state: PanelState): void;
+  setState(state: PanelState | DiffPanelState): void;
 }
 
 declare function acquireVsCodeApi(): VsCodeApi;

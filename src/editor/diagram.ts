@@ -36,6 +36,10 @@ export function outcomeHeadline(o: TraceOutcome): string {
 
 class NodeMaker {
   private n = 0;
+
+  /** `offset`: lines the document shows above the traced text (a header comment), added to every line. */
+  constructor(private readonly offset: number) {}
+
   private stack: string[] = [];
   private lastRuleVerdict = '';
 
@@ -50,7 +54,7 @@ class NodeMaker {
         if (e.chain === e.hook) this.stack = [];
         else if (this.lastRuleVerdict.startsWith('goto ')) this.stack.pop();
         this.stack.push(e.chain);
-        return { node: { ...base, kind: 'chain', label: `${e.table} ${e.chain}`, line: e.line - 1, depth: this.stack.length }, branch: null };
+        return { node: { ...base, kind: 'chain', label: `${e.table} ${e.chain}`, line: e.line - 1 + this.offset, depth: this.stack.length }, branch: null };
       }
       case 'rule': {
         const s = e.step;
@@ -58,13 +62,13 @@ class NodeMaker {
         const m = REWRITE.exec(s.verdict);
         const rewrite = m ? `${m[1] === 'DNAT' || m[1] === 'REDIRECT' ? 'dst' : m[1] === 'NETMAP' ? 'addr' : 'src'} → ${m[2]}` : null;
         return {
-          node: { ...base, kind: 'rule', label: `#${s.rule} ${s.verdict}`, detail: `${s.table} ${s.chain} · line ${s.line}`, line: s.line - 1, depth: this.stack.length + 1, rewrite, flagged: s.verdict.includes('not modelled') },
+          node: { ...base, kind: 'rule', label: `#${s.rule} ${s.verdict}`, detail: `${s.table} ${s.chain} · line ${s.line + this.offset}`, line: s.line - 1 + this.offset, depth: this.stack.length + 1, rewrite, flagged: s.verdict.includes('not modelled') },
           branch: null,
         };
       }
       case 'policy':
         this.stack = [];
-        return { node: { ...base, kind: 'policy', label: `policy ${e.verdict}`, detail: `${e.table} ${e.chain}`, line: e.line - 1, depth: 1 }, branch: null };
+        return { node: { ...base, kind: 'policy', label: `policy ${e.verdict}`, detail: `${e.table} ${e.chain}`, line: e.line - 1 + this.offset, depth: 1 }, branch: null };
       case 'return': {
         const depth = this.stack.length;
         this.stack.pop();
@@ -72,12 +76,12 @@ class NodeMaker {
       }
       case 'branch': {
         const label = `${e.label}: ${e.taken ? 'taken' : 'not taken'}`;
-        return { node: { ...base, kind: 'branch', label, detail: `${e.table} ${e.chain} rule ${e.rule}`, line: e.line - 1, depth: this.stack.length + 1 }, branch: label };
+        return { node: { ...base, kind: 'branch', label, detail: `${e.table} ${e.chain} rule ${e.rule}`, line: e.line - 1 + this.offset, depth: this.stack.length + 1 }, branch: label };
       }
       case 'assume': {
         const a = e.assumption;
         const label = `assumed: ${a.table} ${a.chain} rule ${a.rule} ${a.assumed}`;
-        return { node: { ...base, kind: 'assume', label, detail: a.reason, line: a.line - 1, depth: this.stack.length + 1, flagged: true }, branch: label };
+        return { node: { ...base, kind: 'assume', label, detail: a.reason, line: a.line - 1 + this.offset, depth: this.stack.length + 1, flagged: true }, branch: label };
       }
       case 'nat-skipped':
         return { node: { ...base, kind: 'nat-skipped', label: `nat skipped on ${e.hook}`, detail: e.reason, depth: 1 }, branch: null };
@@ -151,10 +155,11 @@ function hookVisits(outcomes: readonly TraceOutcome[]): HookVisit[] {
   return order.map((hook) => ({ hook, visited: share.has(hook), percent: share.has(hook) ? percent(Math.min(1, share.get(hook)!)) : '' }));
 }
 
-export function traceDiagram(trace: Trace, title: string, packet: string, fields: PacketFields): DiagramModel {
+/** The diagram of a trace; `lineOffset` shifts rule lines when the document shows more above the traced text. */
+export function traceDiagram(trace: Trace, title: string, packet: string, fields: PacketFields, lineOffset = 0): DiagramModel {
   const drawn = trace.outcomes.slice(0, MAX_OUTCOMES);
   const root: TrieNode = { node: null, key: '', children: new Map(), probability: 0, exact: [], branchLabel: null };
-  const maker = new NodeMaker();
+  const maker = new NodeMaker(lineOffset);
   drawn.forEach((o, i) => {
     let cur = root;
     cur.probability += o.probability;
@@ -181,6 +186,7 @@ export function traceDiagram(trace: Trace, title: string, packet: string, fields
     percent: percent(o.probability),
     exact: o.probabilityExact,
     flagged: o.disposition === 'unknown' || o.assumptions.length > 0,
+    reaches: null,
   }));
   return {
     title,
@@ -192,5 +198,6 @@ export function traceDiagram(trace: Trace, title: string, packet: string, fields
     flow: toSegment(root),
     warnings: [...trace.warnings, ...new Set(trace.outcomes.flatMap((o) => o.notes))],
     omitted: trace.outcomes.length - drawn.length,
+    route: [],
   };
 }

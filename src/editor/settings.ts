@@ -13,18 +13,28 @@ export interface Limits {
   readonly maxDiagnostics: number;
   /** CodeLens above chains are shown up to this many chains. */
   readonly chainLensMaxChains: number;
+  /** Kubernetes YAML files read at most for one cluster's manifests. */
+  readonly maxManifestFiles: number;
 }
 
 export interface Settings {
   readonly node: NodeConfig;
   readonly problems: readonly string[];
-  readonly kubeProxy: { readonly mode: 'iptables' | 'ipvs' | 'nftables'; readonly version: string };
+  /** `auto`: the mode the manifests configure (KubeProxyConfiguration, kind's kubeProxyMode). */
+  readonly kubeProxy: { readonly mode: 'auto' | 'iptables' | 'ipvs' | 'nftables'; readonly version: string };
+  /**
+   * Which YAML files make up one cluster: `folder` — the document's folder and its subfolders, widened to
+   * parent folders that hold manifests themselves; `workspace` — every YAML file of the workspace folder.
+   */
+  readonly manifestScope: 'folder' | 'workspace';
   readonly limits: Limits;
   readonly openDiagram: boolean;
   readonly chainLenses: boolean;
+  /** CodeLens above each Service port in Kubernetes manifests. */
+  readonly serviceLenses: boolean;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxFileSizeMB: 128, fullCheckMaxRules: 400_000, maxDiagnostics: 5_000, chainLensMaxChains: 200_000 };
+export const DEFAULT_LIMITS: Limits = { maxFileSizeMB: 128, fullCheckMaxRules: 400_000, maxDiagnostics: 5_000, chainLensMaxChains: 200_000, maxManifestFiles: 2_000 };
 
 /** Reads one setting: `get(key)` returns what the user configured (or the contributed default). */
 export type SettingGetter = (key: string) => unknown;
@@ -68,14 +78,17 @@ export function readSettings(get: SettingGetter): Settings {
   return {
     node: { addresses, interfaces, routes, uplink, routeLocalnet: get('node.routeLocalnet') === true },
     problems,
-    kubeProxy: { mode: mode === 'ipvs' || mode === 'nftables' ? mode : 'iptables', version: typeof version === 'string' && version ? version : '1.31' },
+    kubeProxy: { mode: mode === 'iptables' || mode === 'ipvs' || mode === 'nftables' ? mode : 'auto', version: typeof version === 'string' && version ? version : '1.31' },
+    manifestScope: get('manifests.scope') === 'workspace' ? 'workspace' : 'folder',
     limits: {
       maxFileSizeMB: positive(get('limits.maxFileSizeMB'), DEFAULT_LIMITS.maxFileSizeMB),
       fullCheckMaxRules: positive(get('limits.fullCheckMaxRules'), DEFAULT_LIMITS.fullCheckMaxRules),
       maxDiagnostics: positive(get('limits.maxDiagnostics'), DEFAULT_LIMITS.maxDiagnostics),
       chainLensMaxChains: positive(get('limits.chainLensMaxChains'), DEFAULT_LIMITS.chainLensMaxChains),
+      maxManifestFiles: positive(get('limits.maxManifestFiles'), DEFAULT_LIMITS.maxManifestFiles),
     },
     openDiagram: get('trace.openDiagram') !== false,
     chainLenses: get('codeLens.chains') !== false,
+    serviceLenses: get('codeLens.services') !== false,
   };
 }

@@ -64,6 +64,17 @@ export interface OutcomeSummary {
   readonly percent: string;
   readonly exact: string;
   readonly flagged: boolean;
+  /** End-to-end traces from manifests: where the outcome arrives (`pod default/webpod2 on myk8s-worker2`). */
+  readonly reaches: string | null;
+}
+
+/** One hop of an end-to-end trace from manifests: the client, then the node that receives the packet. */
+export interface RouteHop {
+  readonly kind: 'client' | 'node' | 'pod' | 'external';
+  readonly name: string;
+  readonly address: string | null;
+  /** Why the packet goes there (MetalLB's announcer election, the client pod's node, …). */
+  readonly reason: string;
 }
 
 export interface DiagramModel {
@@ -77,6 +88,71 @@ export interface DiagramModel {
   readonly warnings: readonly string[];
   /** Outcomes left out of the drawing (very many branches). */
   readonly omitted: number;
+  /** client → node of an end-to-end trace from manifests; empty for a trace through a dump. */
+  readonly route: readonly RouteHop[];
+}
+
+/** One fate of a packet class in a behaviour comparison: `50%  forwarded, DNAT 10.10.1.11:80, masqueraded to …`. */
+export interface DiffFateView {
+  readonly percent: string;
+  readonly exact: string;
+  readonly text: string;
+  /** It rests on an undecidable match. */
+  readonly flagged: boolean;
+}
+
+/** A rule the comparison names on one side; `line` is 0-based, to reveal it. */
+export interface DiffRuleView {
+  readonly side: 'old' | 'new';
+  readonly line: number;
+  /** `old.rules:109`. */
+  readonly where: string;
+  /** `nat KUBE-SVC-DLGPAL4ZCYSJ7UPR #2`. */
+  readonly rule: string;
+  readonly text: string;
+}
+
+/** A class of packets whose fate changed, with the classes that changed the same way. */
+export interface DiffItemView {
+  /** Index of the class in the report: what the trace buttons send back. */
+  readonly change: number;
+  /** The representative packet, in the Trace Packet syntax. */
+  readonly packet: string;
+  /** A condition the packet text cannot carry (the client's session-affinity entry). */
+  readonly note: string | null;
+  readonly aspects: readonly string[];
+  readonly approximate: boolean;
+  readonly old: readonly DiffFateView[];
+  readonly new: readonly DiffFateView[];
+  readonly oldRules: readonly DiffRuleView[];
+  readonly newRules: readonly DiffRuleView[];
+  readonly alike: readonly { readonly change: number; readonly packet: string }[];
+  /** Classes alike beyond those listed. */
+  readonly alikeMore: number;
+}
+
+export interface DiffGroupView {
+  /** `Service default/svc1:svc1-webport`, `chain filter FORWARD`. */
+  readonly title: string;
+  readonly classes: number;
+  readonly aspects: readonly string[];
+  readonly items: readonly DiffItemView[];
+}
+
+export interface DiffViewModel {
+  readonly oldLabel: string;
+  readonly newLabel: string;
+  /** "N packet classes change · M Services affected". */
+  readonly summary: string;
+  readonly identical: boolean;
+  /** `191 packet classes traced · 2 chains differ (counters and comments aside)`. */
+  readonly facts: string;
+  readonly changedChains: readonly string[];
+  readonly groups: readonly DiffGroupView[];
+  /** Items left out of the view (very many changes). */
+  readonly omitted: number;
+  readonly approximations: readonly string[];
+  readonly warnings: readonly string[];
 }
 
 /** What the webview keeps with `setState`: the view's parameters and UI state, never the trace. */
@@ -85,10 +161,23 @@ export interface PanelState {
   readonly packet: string;
   readonly selectedOutcome: number | null;
   readonly collapsed: readonly string[];
+  /** Absent in states saved before traces from manifests existed: a dump. */
+  readonly origin?: TraceOrigin;
+}
+
+/** Where a drawn trace came from: a dump, or the manifests of a cluster (end to end). */
+export type TraceOrigin = 'dump' | 'manifests';
+
+/** The comparison panel's state: the two dumps compared (the report is computed again on restore). */
+export interface DiffPanelState {
+  readonly kind: 'diff';
+  readonly oldUri: string;
+  readonly newUri: string;
 }
 
 export type ExtensionToWebview =
-  | { readonly type: 'model'; readonly model: DiagramModel; readonly uri: string }
+  | { readonly type: 'model'; readonly model: DiagramModel; readonly uri: string; readonly origin: TraceOrigin }
+  | { readonly type: 'diff'; readonly model: DiffViewModel; readonly state: DiffPanelState }
   | { readonly type: 'error'; readonly message: string }
   | { readonly type: 'busy'; readonly message: string };
 
@@ -96,7 +185,9 @@ export type WebviewToExtension =
   | { readonly type: 'ready' }
   | { readonly type: 'reveal'; readonly line: number }
   | { readonly type: 'retrace'; readonly fields: PacketFields }
-  | { readonly type: 'openSettings' };
+  | { readonly type: 'openSettings' }
+  | { readonly type: 'traceClass'; readonly side: 'old' | 'new'; readonly change: number }
+  | { readonly type: 'revealRule'; readonly side: 'old' | 'new'; readonly line: number };
 
 const FIELD_NAMES: readonly (keyof PacketFields)[] = ['protocol', 'src', 'sport', 'dst', 'dport', 'from', 'in', 'state', 'mark'];
 
@@ -120,6 +211,10 @@ export function isWebviewToExtension(x: unknown): x is WebviewToExtension {
       return typeof x.line === 'number' && Number.isInteger(x.line) && x.line >= 0;
     case 'retrace':
       return isPacketFields(x.fields);
+    case 'traceClass':
+      return (x.side === 'old' || x.side === 'new') && typeof x.change === 'number' && Number.isInteger(x.change) && x.change >= 0;
+    case 'revealRule':
+      return (x.side === 'old' || x.side === 'new') && typeof x.line === 'number' && Number.isInteger(x.line) && x.line >= 0;
     default:
       return false;
   }
@@ -132,6 +227,11 @@ export function isPanelState(x: unknown): x is PanelState {
     typeof x.packet === 'string' &&
     (x.selectedOutcome === null || typeof x.selectedOutcome === 'number') &&
     Array.isArray(x.collapsed) &&
-    x.collapsed.every((c) => typeof c === 'string')
+    x.collapsed.every((c) => typeof c === 'string') &&
+    (x.origin === undefined || x.origin === 'dump' || x.origin === 'manifests')
   );
+}
+
+export function isDiffPanelState(x: unknown): x is DiffPanelState {
+  return isRecord(x) && x.kind === 'diff' && typeof x.oldUri === 'string' && typeof x.newUri === 'string';
 }

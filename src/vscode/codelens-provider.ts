@@ -31,6 +31,8 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     private readonly sessions: TraceSessions,
     private readonly enabled: () => { chains: boolean; maxChains: number },
     private readonly log: (message: string) => void,
+    /** The document is shown only in diff editors of two dumps: there its CodeLens is the behaviour summary alone. */
+    private readonly onlyInDumpDiff: (uri: vscode.Uri) => boolean = () => false,
   ) {}
 
   refresh(): void {
@@ -52,7 +54,7 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     }
     const traceLenses = out.length;
     const { chains, maxChains } = this.enabled();
-    if (chains) {
+    if (chains && !this.onlyInDumpDiff(doc.uri)) {
       const lenses = chainLenses(a.index);
       if (lenses.length <= maxChains) {
         for (const l of lenses) {

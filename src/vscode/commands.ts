@@ -4,8 +4,15 @@ export const COMMANDS = {
   clearTrace: 'packetlens.clearTrace',
   showFlowDiagram: 'packetlens.showFlowDiagram',
   showKubeProxyRules: 'packetlens.showKubeProxyRules',
+  /** A Service port's CodeLens: trace its packet end to end from the manifests (hidden from the palette). */
+  traceFromManifests: 'packetlens.traceFromManifests',
+  compareBehaviour: 'packetlens.compareBehaviour',
 } as const;
 
 export const LANGUAGE_ID = 'iptables-save';
+export const YAML_LANGUAGE_ID = 'yaml';
 export const VIEW_TYPE = 'packetlens.flow';
+export const DIFF_VIEW_TYPE = 'packetlens.diff';
 export const HISTORY_KEY = 'packetlens.packetHistory';
+/** Context key: the active editor holds Kubernetes manifests (menus show Trace Packet… on it). */
+export const KUBERNETES_CONTEXT = 'packetlens.kubernetesDocument';

@@ -4,20 +4,22 @@
  * webview are checked with the protocol's guards before anything acts on them.
  */
 import * as vscode from 'vscode';
-import { type DiagramModel, type ExtensionToWebview, type PacketFields, isPanelState, isWebviewToExtension } from '../shared/protocol.ts';
+import { type DiagramModel, type ExtensionToWebview, type PacketFields, type TraceOrigin, isPanelState, isWebviewToExtension } from '../shared/protocol.ts';
 import { VIEW_TYPE } from './commands.ts';
 import { panelHtml, webviewRoot } from './panel-html.ts';
 
+/** What the panel's messages do; `origin` says whether the drawn trace ran through a dump or from manifests. */
 export interface PanelHandlers {
   reveal(uri: vscode.Uri, line: number): void;
-  retrace(uri: vscode.Uri, fields: PacketFields): void;
-  restore(uri: vscode.Uri, packet: string): void;
+  retrace(uri: vscode.Uri, fields: PacketFields, origin: TraceOrigin): void;
+  restore(uri: vscode.Uri, packet: string, origin: TraceOrigin): void;
   openSettings(): void;
 }
 
 export class DiagramPanel implements vscode.Disposable, vscode.WebviewPanelSerializer {
   private panel: vscode.WebviewPanel | null = null;
   private uri: vscode.Uri | null = null;
+  private origin: TraceOrigin = 'dump';
   /** The last message, sent again when the webview (re)loads and says it is ready. */
   private last: ExtensionToWebview | null = null;
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -31,14 +33,16 @@ export class DiagramPanel implements vscode.Disposable, vscode.WebviewPanelSeria
     return this.panel ? this.uri : null;
   }
 
-  show(model: DiagramModel, uri: vscode.Uri, focus: boolean): void {
+  /** Draws a trace; `uri` is the dump its rule lines are in (for a trace from manifests: the node's synthesized rules). */
+  show(model: DiagramModel, uri: vscode.Uri, focus: boolean, origin: TraceOrigin): void {
     if (!this.panel) {
       const panel = vscode.window.createWebviewPanel(VIEW_TYPE, 'Packet Flow', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: !focus }, this.options());
       this.attach(panel);
     } else if (!this.panel.visible) this.panel.reveal(undefined, !focus);
     this.uri = uri;
+    this.origin = origin;
     this.panel!.title = `Packet Flow: ${model.title}`;
-    this.post({ type: 'model', model, uri: uri.toString() });
+    this.post({ type: 'model', model, uri: uri.toString(), origin });
   }
 
   error(message: string): void {
@@ -50,7 +54,8 @@ export class DiagramPanel implements vscode.Disposable, vscode.WebviewPanelSeria
     this.attach(panel);
     if (isPanelState(state)) {
       this.uri = vscode.Uri.parse(state.uri);
-      this.handlers.restore(this.uri, state.packet);
+      this.origin = state.origin ?? 'dump';
+      this.handlers.restore(this.uri, state.packet, this.origin);
     } else this.post({ type: 'error', message: 'Run "Packet Lens: Trace Packet…" to draw a trace here.' });
   }
 
@@ -79,7 +84,7 @@ export class DiagramPanel implements vscode.Disposable, vscode.WebviewPanelSeria
         }
         if (!this.uri) return;
         if (m.type === 'reveal') this.handlers.reveal(this.uri, m.line);
-        else if (m.type === 'retrace') this.handlers.retrace(this.uri, m.fields);
+        else if (m.type === 'retrace') this.handlers.retrace(this.uri, m.fields, this.origin);
         else if (m.type === 'openSettings') this.handlers.openSettings();
       }),
     );

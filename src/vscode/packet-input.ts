@@ -1,13 +1,37 @@
 /**
  * The packet input: a quick pick whose first row is what the user typed, checked as they type, followed
- * by recent packets and packets found in the dump (filtered by what is typed). Accepting a row traces it.
+ * by recent packets and packets found in the dump or the manifests (filtered by what is typed). Accepting
+ * a row traces it.
  */
 import * as vscode from 'vscode';
 import type { DumpIndex } from '../editor/dump-index.ts';
-import { OUTSIDE_CLIENT, checkPacketText, queryKeyword, suggestPackets } from '../editor/packet-suggest.ts';
+import { OUTSIDE_CLIENT, type PacketSuggestion, checkPacketText, queryKeyword, suggestPackets } from '../editor/packet-suggest.ts';
 
 interface PacketItem extends vscode.QuickPickItem {
   readonly packet: string | null;
+}
+
+/** Where suggestions come from: a dump's rules, or a cluster's Service ports. */
+export interface PacketSource {
+  /** The family packets must have, or null (an empty dump). */
+  readonly family: 4 | 6 | null;
+  /** The separator above the suggestions: `found in the dump`. */
+  readonly heading: string;
+  /** Suggestions wait this long after a keystroke (long dumps are scanned for each query). */
+  readonly delayMs: number;
+  suggest(query: string, limit: number): PacketSuggestion[];
+  /** The description of a suggestion: `its comment · line 12`. */
+  describe(s: PacketSuggestion): string;
+}
+
+export function dumpPacketSource(index: DumpIndex): PacketSource {
+  return {
+    family: index.ruleset.tables.size ? index.ruleset.family : null,
+    heading: 'found in the dump',
+    delayMs: index.ruleset.ruleCount > 50_000 ? 200 : 60,
+    suggest: (q, limit) => suggestPackets(index, q, limit),
+    describe: (s) => `${s.label} · line ${s.line + 1}`,
+  };
 }
 
 const PLACEHOLDER = `tcp ${OUTSIDE_CLIENT[4]} -> 10.96.0.10:80   (proto src[:port] -> dst[:port], then in=eth0 from=local state=NEW mark=0x1 …)`;
@@ -18,31 +42,31 @@ function typedItem(value: string, family: 4 | 6 | null): PacketItem {
   return { label: value.trim() ? `$(warning) ${value.trim()}` : '$(edit) Type a packet', detail: check.error, packet: null, alwaysShow: true };
 }
 
-function items(index: DumpIndex, value: string, history: readonly string[]): PacketItem[] {
-  const out: PacketItem[] = [typedItem(value, index.ruleset.tables.size ? index.ruleset.family : null)];
+function items(source: PacketSource, value: string, history: readonly string[]): PacketItem[] {
+  const out: PacketItem[] = [typedItem(value, source.family)];
   const kw = queryKeyword(value);
   const recent = history.filter((h) => h !== value.trim() && (!kw || h.includes(kw))).slice(0, 8);
   if (recent.length) {
     out.push({ label: 'recent', kind: vscode.QuickPickItemKind.Separator, packet: null });
     for (const h of recent) out.push({ label: h, description: 'recent', packet: h, alwaysShow: true });
   }
-  const found = suggestPackets(index, value, 40).filter((s) => s.text !== value.trim() && !recent.includes(s.text));
+  const found = source.suggest(value, 40).filter((s) => s.text !== value.trim() && !recent.includes(s.text));
   if (found.length) {
-    out.push({ label: 'found in the dump', kind: vscode.QuickPickItemKind.Separator, packet: null });
-    for (const s of found) out.push({ label: s.text, description: `${s.label} · line ${s.line + 1}`, packet: s.text, alwaysShow: true });
+    out.push({ label: source.heading, kind: vscode.QuickPickItemKind.Separator, packet: null });
+    for (const s of found) out.push({ label: s.text, description: source.describe(s), packet: s.text, alwaysShow: true });
   }
   return out;
 }
 
 /** Asks for a packet; resolves to its text, or undefined when the user cancels. */
-export function askPacket(index: DumpIndex, title: string, initial: string, history: readonly string[]): Promise<string | undefined> {
+export function askPacket(source: PacketSource, title: string, initial: string, history: readonly string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
     const qp = vscode.window.createQuickPick<PacketItem>();
     qp.title = title;
     qp.placeholder = PLACEHOLDER;
     qp.matchOnDescription = false;
     qp.value = initial;
-    qp.items = items(index, initial, history);
+    qp.items = items(source, initial, history);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let done = false;
     const finish = (v: string | undefined) => {
@@ -55,15 +79,15 @@ export function askPacket(index: DumpIndex, title: string, initial: string, hist
     qp.onDidChangeValue((v) => {
       // The typed row is checked at once; dump suggestions follow after a short pause (big dumps).
       const [, ...rest] = qp.items;
-      qp.items = [typedItem(v, index.ruleset.tables.size ? index.ruleset.family : null), ...rest];
+      qp.items = [typedItem(v, source.family), ...rest];
       if (timer) clearTimeout(timer);
-      timer = setTimeout(() => (qp.items = items(index, v, history)), index.ruleset.ruleCount > 50_000 ? 200 : 60);
+      timer = setTimeout(() => (qp.items = items(source, v, history)), source.delayMs);
     });
     qp.onDidAccept(() => {
       const picked = qp.selectedItems[0] ?? qp.activeItems[0];
       if (picked?.packet) finish(picked.packet);
       else if (picked && !picked.packet && qp.value.trim()) {
-        const check = checkPacketText(qp.value, index.ruleset.family);
+        const check = checkPacketText(qp.value, source.family);
         if (check.ok) finish(qp.value.trim());
       }
     });

@@ -17,7 +17,7 @@ import { lineStart } from './convert.ts';
 import type { DiagramPanel } from './diagram-panel.ts';
 import { type DumpSource, activeDumpSource, loadSource, sourceForUri } from './dump-source.ts';
 import { type Analysis, type DumpStore, fileName } from './dump-store.ts';
-import { askPacket } from './packet-input.ts';
+import { askPacket, dumpPacketSource } from './packet-input.ts';
 import type { TraceSessions } from './trace-sessions.ts';
 
 /** What the command may be given: a file (explorer, editor title), or a dump and a chain (CodeLens). */
@@ -70,7 +70,7 @@ export class TraceController {
     }
     if (!initial) initial = this.sessions.get(a.uri)?.packet ?? history[0] ?? '';
     const title = arg && !(arg instanceof vscode.Uri) && arg.chain ? `Trace a packet that reaches ${arg.chain}` : `Trace a packet through ${fileName(a.uri)}`;
-    const packet = await askPacket(a.index, title, initial, history);
+    const packet = await askPacket(dumpPacketSource(a.index), title, initial, history);
     if (!packet) return;
     await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
     // The diagram opens beside the dump without taking the focus: the dump's CodeLens and highlights
@@ -78,8 +78,26 @@ export class TraceController {
     this.run(a, packet, false);
   }
 
+  /**
+   * Traces `packet` through a dump without asking (a comparison's class, traced on one side) and opens the
+   * flow diagram for it.
+   */
+  async traceWith(uri: vscode.Uri, packet: string): Promise<void> {
+    const loaded = await loadSource(this.store, sourceForUri(uri), this.settings().limits.maxFileSizeMB);
+    if (!loaded.ok) {
+      void vscode.window.showWarningMessage(loaded.message);
+      return;
+    }
+    const check = checkPacketText(packet, loaded.analysis.index.ruleset.tables.size ? loaded.analysis.index.ruleset.family : null);
+    if (!check.ok) {
+      void vscode.window.showErrorMessage(`Packet Lens: ${check.error}`);
+      return;
+    }
+    if (this.run(loaded.analysis, packet, false, true)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
+  }
+
   /** Traces `packet` through the analysed dump and shows it everywhere; returns false on a bad packet. */
-  run(a: Analysis, packet: string, focusDiagram: boolean): boolean {
+  run(a: Analysis, packet: string, focusDiagram: boolean, openDiagram = false): boolean {
     const settings = this.settings();
     for (const p of settings.problems) void vscode.window.showWarningMessage(`Packet Lens settings: ${p}`);
     const r = traceText(a.index, packet, settings.node);
@@ -88,9 +106,9 @@ export class TraceController {
       this.panel?.error(r.error);
       return false;
     }
-    if (settings.openDiagram || this.panel?.visibleFor) {
+    if (openDiagram || settings.openDiagram || this.panel?.visibleFor) {
       const model = traceDiagram(r.trace, fileName(a.uri), packet, fieldsFromText(packet) ?? EMPTY_FIELDS);
-      this.panel?.show(model, a.uri, focusDiagram);
+      this.panel?.show(model, a.uri, focusDiagram, 'dump');
     }
     // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
     // from the editor, so the session (which refreshes CodeLens and highlights) is set last.
@@ -126,7 +144,7 @@ export class TraceController {
       return;
     }
     const model = traceDiagram(s.trace, fileName(s.uri), s.packet, fieldsFromText(s.packet) ?? EMPTY_FIELDS);
-    this.panel?.show(model, s.uri, true);
+    this.panel?.show(model, s.uri, true, 'dump');
   }
 
   /** A dump was parsed again after an edit: re-run its packet so CodeLens and highlights follow. */

@@ -62,20 +62,36 @@ describe('extension architecture', () => {
     assert.ok(/var\(--vscode-/.test(css));
   });
 
-  it('the panel has a strict Content Security Policy', () => {
+  it('the panels have a strict Content Security Policy and one HTML shell', () => {
     const html = read('src/vscode/panel-html.ts');
     assert.match(html, /default-src 'none'/);
     assert.match(html, /script-src 'nonce-\$\{n\}'/);
     assert.ok(!/unsafe-inline|unsafe-eval/.test(html));
-    assert.match(read('src/vscode/diagram-panel.ts'), /localResourceRoots: \[webviewRoot\(this\.extensionUri\)\]/);
+    for (const f of ['src/vscode/diagram-panel.ts', 'src/vscode/diff-panel.ts']) {
+      assert.match(read(f), /localResourceRoots: \[webviewRoot\(this\.extensionUri\)\]/, f);
+      assert.match(read(f), /panel\.webview\.html = panelHtml\(panel\.webview, this\.extensionUri\)/, f);
+    }
+    // Only the shell sets webview HTML: no panel builds it from strings of its own.
+    for (const f of files('src/vscode').filter((x) => !x.endsWith('panel-html.ts'))) assert.ok(!/\.html = `/.test(read(f)), f);
   });
 
   it('package.json contributes what the code registers, and activates only on demand', () => {
     const pkg = JSON.parse(read('package.json'));
     const contributed = new Set(pkg.contributes.commands.map((c: { command: string }) => c.command));
-    const registered = [...read('src/vscode/commands.ts').matchAll(/'(packetlens\.[A-Za-z]+)'/g)].map((m) => m[1]!).filter((c) => !['packetlens.flow', 'packetlens.packetHistory'].includes(c));
+    const commands = read('src/vscode/commands.ts');
+    const block = /export const COMMANDS = \{([^}]*)\}/.exec(commands)![1]!;
+    const registered = [...block.matchAll(/'(packetlens\.[A-Za-z]+)'/g)].map((m) => m[1]!);
     assert.deepEqual([...contributed].sort(), registered.sort());
-    assert.ok(pkg.activationEvents.every((e: string) => /^onLanguage:iptables-save$|^onCommand:packetlens\.|^onWebviewPanel:packetlens\.flow$/.test(e)), pkg.activationEvents.join());
+    const extension = read('src/extension.ts') + read('src/vscode/kube-manifests.ts');
+    for (const c of Object.keys(Object.fromEntries(registered.map((r) => [r, 1])))) {
+      const key = /(\w+): '([^']+)'/g;
+      const name = [...block.matchAll(key)].find((m) => m[2] === c)![1]!;
+      assert.match(extension, new RegExp(`registerCommand\\(COMMANDS\\.${name}\\b`), `${c} is contributed but never registered`);
+    }
+    // Activation: the contributed languages (YAML only to look for Kubernetes objects, which is cheap), the
+    // commands and the two panels' serializers.
+    assert.ok(pkg.activationEvents.every((e: string) => /^onLanguage:(iptables-save|yaml)$|^onCommand:packetlens\.|^onWebviewPanel:packetlens\.(flow|diff)$/.test(e)), pkg.activationEvents.join());
+    for (const c of registered) assert.ok(pkg.activationEvents.includes(`onCommand:${c}`), `no activation event for ${c}`);
     assert.equal(pkg.main, './dist/extension.js');
     assert.equal(pkg.browser, './dist/web/extension.js');
     assert.equal(pkg.capabilities.untrustedWorkspaces.supported, true);

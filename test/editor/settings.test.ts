@@ -26,6 +26,18 @@ describe('settings and large-file notes', () => {
     assert.deepEqual(readSettings(() => undefined).node, { addresses: [], interfaces: [], routes: [], uplink: 'eth0', routeLocalnet: false });
   });
 
+  it('manifests: the kube-proxy mode follows the manifests unless set, one cluster per folder unless set', () => {
+    const defaults = readSettings(() => undefined);
+    assert.equal(defaults.kubeProxy.mode, 'auto');
+    assert.equal(defaults.manifestScope, 'folder');
+    assert.equal(defaults.serviceLenses, true);
+    assert.equal(defaults.limits.maxManifestFiles, 2000);
+    const values: Record<string, unknown> = { 'kubeProxy.mode': 'nftables', 'manifests.scope': 'workspace', 'codeLens.services': false, 'limits.maxManifestFiles': 50 };
+    const s = readSettings((k) => values[k]);
+    assert.deepEqual([s.kubeProxy.mode, s.manifestScope, s.serviceLenses, s.limits.maxManifestFiles], ['nftables', 'workspace', false, 50]);
+    assert.equal(readSettings((k) => (k === 'kubeProxy.mode' ? 'userspace' : k === 'manifests.scope' ? 'repo' : undefined)).kubeProxy.mode, 'auto');
+  });
+
   it('says when VS Code stops colouring a file, and what works when it was read from disk', () => {
     assert.equal(tokenizationNote({ bytes: 5e6, lines: 40_000 }), null);
     assert.match(tokenizationNote({ bytes: 47e6, lines: 430_000 })!, /^No syntax colouring, CodeLens or folding: .*20 MB or 300,000 lines \(this one: 44\.8 MB\).*largeFileOptimizations/);

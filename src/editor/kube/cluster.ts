@@ -1,0 +1,99 @@
+/**
+ * One cluster as the editor sees it: the manifest files of a cluster folder, read and turned into the
+ * engine's cluster model once, with the kube-proxy mode to show and a memo for everything derived from the
+ * model (traces per Service port, synthesized dumps per node). A new edit makes a new view; nothing here
+ * is ever updated in place.
+ */
+import { type ClusterModel, type ManifestSet, type NodeInfo, type PodInfo, type ServiceM, type ServicePortInfo, buildClusterModel, readManifests } from '../../engine/api.ts';
+
+export interface ManifestFile {
+  /** The file's URI as a string: manifest locations (`loc.file`) carry it, so ranges map back to documents. */
+  readonly file: string;
+  readonly text: string;
+}
+
+export type ProxyMode = 'iptables' | 'ipvs';
+/** `packetlens.kubeProxy.mode`: `auto` follows the manifests (KubeProxyConfiguration, kind's kubeProxyMode). */
+export type ModeSetting = 'auto' | 'iptables' | 'ipvs' | 'nftables';
+
+export class ClusterView {
+  readonly set: ManifestSet;
+  readonly model: ClusterModel;
+  readonly mode: ProxyMode;
+  /** Why the mode shown differs from what the manifests configure, if it does. */
+  readonly modeNote: string | null;
+  private readonly memo = new Map<string, unknown>();
+
+  constructor(
+    /** How the folder is named to the user (`examples/seed-003`). */
+    readonly label: string,
+    readonly files: readonly ManifestFile[],
+    modeSetting: ModeSetting = 'auto',
+  ) {
+    this.set = readManifests(files);
+    this.model = buildClusterModel(this.set);
+    const configured = this.model.kubeProxy.mode;
+    if (modeSetting === 'iptables' || modeSetting === 'ipvs') {
+      this.mode = modeSetting;
+      this.modeNote = modeSetting !== configured ? `packetlens.kubeProxy.mode is ${modeSetting}; the manifests configure ${configured} mode` : null;
+    } else {
+      const wanted = modeSetting === 'nftables' ? 'nftables' : configured;
+      this.mode = wanted === 'ipvs' ? 'ipvs' : 'iptables';
+      this.modeNote = wanted === 'nftables' ? "kube-proxy's nftables mode is not modelled: the rules shown are iptables mode's" : null;
+    }
+  }
+
+  /** Computes `f` once per view. */
+  memoize<T>(key: string, f: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const v = f();
+    this.memo.set(key, v);
+    return v;
+  }
+
+  servicesIn(file: string): ServiceM[] {
+    return this.model.services.filter((s) => s.loc.file === file);
+  }
+
+  /** The Service's ports as the model expanded them (none for headless and ExternalName Services). */
+  portsOf(service: ServiceM): ServicePortInfo[] {
+    return this.model.servicePorts.filter((sp) => sp.service === service);
+  }
+
+  portIndex(sp: ServicePortInfo): number {
+    return this.model.servicePorts.indexOf(sp);
+  }
+
+  node(name: string | null): NodeInfo | undefined {
+    return name === null ? undefined : this.model.nodes.find((n) => n.name === name);
+  }
+
+  pod(qualified: string | null): PodInfo | undefined {
+    if (!qualified) return undefined;
+    const slash = qualified.indexOf('/');
+    const ns = qualified.slice(0, slash);
+    const name = qualified.slice(slash + 1);
+    return this.model.pods.find((p) => p.namespace === ns && p.name === name);
+  }
+
+  /** The first node that runs ordinary pods (a worker), else the first node: the stand-in client of ClusterIP traces. */
+  workerNode(): NodeInfo | undefined {
+    return this.model.nodes.find((n) => !n.controlPlane) ?? this.model.nodes[0];
+  }
+
+  /** The prediction that filled in `field` of a Service (`clusterIP`, `loadBalancer IP`) or of one port (`nodePort`). */
+  prediction(sp: ServicePortInfo, field: 'clusterIP' | 'loadBalancer IP' | 'nodePort'): string | null {
+    const subject = field === 'nodePort' ? `Service ${sp.namespace}/${sp.name}:${sp.portName || sp.port}` : `Service ${sp.namespace}/${sp.name}`;
+    return this.model.predictions.find((p) => p.subject === subject && p.field === field)?.reason ?? null;
+  }
+}
+
+/** `webpod1` for a pod in the Service's own namespace, `other/webpod1` otherwise. */
+export function podLabel(qualified: string, namespace: string): string {
+  return qualified.startsWith(`${namespace}/`) ? qualified.slice(namespace.length + 1) : qualified;
+}
+
+export function hostPort(ip: string, port: number | null): string {
+  const host = ip.includes(':') ? `[${ip}]` : ip;
+  return port === null ? host : `${host}:${port}`;
+}

@@ -1,0 +1,338 @@
+/**
+ * "Packet Lens: Compare Packet Behaviour": what changes for packets between two dumps — the two sides of a
+ * diff editor (a pull request's changed file, git's working-tree diff, found through the tab API), or two
+ * dumps picked from the workspace. The comparison is the engine's `diffRulesets` on the two parsed dumps
+ * (the dump store's parses, made when the documents are quiet), cached by both parses, so the CodeLens,
+ * the status bar and the report panel share one computation per pair of document versions.
+ */
+import * as vscode from 'vscode';
+import type { DiffPanelState, DiffViewModel } from '../shared/protocol.ts';
+import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.ts';
+import type { Settings } from '../editor/settings.ts';
+import { type DiffReport, diffRulesets, formatDiagnostic } from '../engine/api.ts';
+import { COMMANDS, LANGUAGE_ID } from './commands.ts';
+import { lineStart } from './convert.ts';
+import type { DiffPanel } from './diff-panel.ts';
+import { type Analysis, type DumpStore, FileTooLarge, fileName } from './dump-store.ts';
+import type { TraceController } from './trace-controller.ts';
+
+export interface DumpPair {
+  readonly original: vscode.Uri;
+  readonly modified: vscode.Uri;
+}
+
+export type Comparison = { readonly ok: true; readonly report: DiffReport; readonly ms: number } | { readonly ok: false; readonly error: string };
+
+const DUMP_NAME = /(\.(rules|iptables|ipt)$)|(^|\/)rules\.v[46]$|(^|\/)ip6?tables-save[^/]*$/i;
+const DUMP_GLOB = '**/{*.rules,*.iptables,*.ipt,rules.v4,rules.v6,iptables-save*,ip6tables-save*}';
+const CACHE_SIZE = 6;
+
+/** A side of a comparison is a dump when its document has the language, or its name says so. */
+export function isDumpUri(uri: vscode.Uri): boolean {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (doc) return doc.languageId === LANGUAGE_ID;
+  return DUMP_NAME.test(uri.path);
+}
+
+/** `node.rules`, or `node.rules (HEAD)` for git's side of a working-tree diff. */
+export function sideLabel(uri: vscode.Uri): string {
+  const name = fileName(uri);
+  if (uri.scheme === 'file' || uri.scheme === 'vscode-vfs' || uri.scheme === 'vscode-remote') return name;
+  if (uri.scheme === 'git') {
+    try {
+      const ref = (JSON.parse(uri.query) as { ref?: unknown }).ref;
+      if (typeof ref === 'string') return `${name} (${ref === '' ? 'index' : ref === '~' ? 'HEAD' : ref})`;
+    } catch {
+      // Not git's JSON query: the scheme names the side.
+    }
+  }
+  return `${name} (${uri.scheme})`;
+}
+
+export class BehaviourDiffs implements vscode.Disposable {
+  private readonly cache = new Map<string, Promise<Comparison>>();
+  private readonly ids = new WeakMap<Analysis, number>();
+  private nextId = 1;
+  private current: { pair: DumpPair; report: DiffReport } | null = null;
+  private readonly emitter = new vscode.EventEmitter<void>();
+  /** A comparison finished: CodeLens and the status bar show it. */
+  readonly onDidCompare = this.emitter.event;
+
+  constructor(
+    private readonly store: DumpStore,
+    private readonly settings: () => Settings,
+    private readonly panel: DiffPanel,
+    private readonly controller: TraceController,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** Every diff editor tab whose two sides are dumps. */
+  dumpPairs(): DumpPair[] {
+    const out: DumpPair[] = [];
+    for (const g of vscode.window.tabGroups.all) {
+      for (const t of g.tabs) {
+        const input = t.input;
+        if (input instanceof vscode.TabInputTextDiff && isDumpUri(input.original) && isDumpUri(input.modified)) out.push({ original: input.original, modified: input.modified });
+      }
+    }
+    return out;
+  }
+
+  /** Whether `uri` is open only as a side of dump diffs (no plain editor tab shows it). */
+  inDumpDiffOnly(uri: vscode.Uri): boolean {
+    const key = uri.toString();
+    let inDiff = false;
+    for (const g of vscode.window.tabGroups.all) {
+      for (const t of g.tabs) {
+        const input = t.input;
+        if (input instanceof vscode.TabInputText && input.uri.toString() === key) return false;
+        if (input instanceof vscode.TabInputTextDiff && (input.original.toString() === key || input.modified.toString() === key) && isDumpUri(input.original) && isDumpUri(input.modified)) inDiff = true;
+      }
+    }
+    return inDiff;
+  }
+
+  /** The dump diff whose modified side is `uri`. */
+  pairFor(uri: vscode.Uri): DumpPair | null {
+    return this.dumpPairs().find((p) => p.modified.toString() === uri.toString()) ?? null;
+  }
+
+  /** The active tab, when it is a dump diff. */
+  activePair(): DumpPair | null {
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    return input instanceof vscode.TabInputTextDiff && isDumpUri(input.original) && isDumpUri(input.modified) ? { original: input.original, modified: input.modified } : null;
+  }
+
+  /** The finished comparison of the pair's current versions, if there is one (no work). */
+  async peek(pair: DumpPair): Promise<Comparison | null> {
+    const a = this.peekAnalysis(pair.original);
+    const b = this.peekAnalysis(pair.modified);
+    if (!a || !b) return null;
+    const c = this.cache.get(this.key(a, b));
+    return c ? await c : null;
+  }
+
+  /** Compares the two dumps' current versions (once per pair of parses and node settings). */
+  async compare(oldUri: vscode.Uri, newUri: vscode.Uri): Promise<Comparison> {
+    let a: Analysis;
+    let b: Analysis;
+    try {
+      [a, b] = await Promise.all([this.load(oldUri), this.load(newUri)]);
+    } catch (e) {
+      const bytes = e instanceof FileTooLarge ? `, ${(e.bytes / 1048576).toFixed(0)} MB, is above packetlens.limits.maxFileSizeMB` : '';
+      return { ok: false, error: `cannot read a dump${bytes}: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    const key = this.key(a, b);
+    let c = this.cache.get(key);
+    if (!c) {
+      // After the current task: the parses that just resolved may be serving a hover or a CodeLens.
+      c = new Promise((resolve) =>
+        setTimeout(() => {
+          try {
+            resolve(this.run(a, b));
+          } catch (e) {
+            resolve({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` });
+          }
+        }, 0),
+      );
+      this.cache.set(key, c);
+      while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      void c.then(() => this.emitter.fire());
+    }
+    return c;
+  }
+
+  private run(a: Analysis, b: Analysis): Comparison {
+    const structural = [a, b].flatMap((x) => x.index.ruleset.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(x.index.ruleset.file, d)));
+    if (structural.length) return { ok: false, error: `the dumps have errors; fix them before comparing: ${structural.slice(0, 3).join('; ')}${structural.length > 3 ? ` (and ${structural.length - 3} more)` : ''}` };
+    const t0 = performance.now();
+    const r = diffRulesets(a.index.ruleset, b.index.ruleset, { node: this.settings().node });
+    const ms = performance.now() - t0;
+    if (!r.ok) return { ok: false, error: r.error };
+    this.log(`compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${ms.toFixed(0)} ms`);
+    return { ok: true, report: r.report, ms };
+  }
+
+  private key(a: Analysis, b: Analysis): string {
+    return `${this.id(a)}|${this.id(b)}|${JSON.stringify(this.settings().node)}`;
+  }
+
+  private id(a: Analysis): number {
+    let id = this.ids.get(a);
+    if (id === undefined) {
+      id = this.nextId++;
+      this.ids.set(a, id);
+    }
+    return id;
+  }
+
+  private document(uri: vscode.Uri): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  }
+
+  private peekAnalysis(uri: vscode.Uri): Analysis | undefined {
+    const doc = this.document(uri);
+    return doc ? this.store.peek(doc) : undefined;
+  }
+
+  private async load(uri: vscode.Uri): Promise<Analysis> {
+    const doc = this.document(uri) ?? (uri.scheme === 'file' ? undefined : await vscode.workspace.openTextDocument(uri));
+    return doc ? this.store.get(doc) : this.store.readFile(uri);
+  }
+
+  /** The command: the given pair, the active diff editor's, or two dumps picked from the workspace. */
+  async command(first?: unknown, second?: unknown): Promise<void> {
+    let pair: DumpPair | null = first instanceof vscode.Uri && second instanceof vscode.Uri ? { original: first, modified: second } : null;
+    pair ??= this.activePair() ?? (first instanceof vscode.Uri ? this.pairFor(first) : null);
+    pair ??= await this.pickTwo();
+    if (pair) await this.open(pair);
+  }
+
+  /** Compares the pair and shows the report. */
+  async open(pair: DumpPair): Promise<void> {
+    this.panel.busy(`Comparing packet behaviour: ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`);
+    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Packet Lens: comparing packet behaviour…' }, () => this.compare(pair.original, pair.modified));
+    if (!r.ok) {
+      this.panel.error(`Cannot compare ${sideLabel(pair.original)} and ${sideLabel(pair.modified)}: ${r.error}`);
+      void vscode.window.showErrorMessage(`Packet Lens: cannot compare: ${r.error}`);
+      return;
+    }
+    this.current = { pair, report: r.report };
+    const state: DiffPanelState = { kind: 'diff', oldUri: pair.original.toString(), newUri: pair.modified.toString() };
+    this.panel.show(this.viewModel(pair, r.report), state);
+    vscode.window.setStatusBarMessage(`Packet Lens: ${diffLensTitle(r.report)} (${r.ms.toFixed(0)} ms)`, 8000);
+  }
+
+  viewModel(pair: DumpPair, report: DiffReport): DiffViewModel {
+    let oldLabel = sideLabel(pair.original);
+    let newLabel = sideLabel(pair.modified);
+    if (oldLabel === newLabel) {
+      oldLabel = vscode.workspace.asRelativePath(pair.original);
+      newLabel = vscode.workspace.asRelativePath(pair.modified);
+    }
+    return diffViewModel(report, oldLabel, newLabel);
+  }
+
+  /** The panel's trace buttons: the class's packet through one side, in the flow diagram. */
+  async traceClass(side: 'old' | 'new', change: number): Promise<void> {
+    const cur = this.current;
+    const p = cur ? changePacket(cur.report, change) : null;
+    if (!cur || !p) {
+      void vscode.window.showWarningMessage('Packet Lens: this comparison is no longer current: run "Packet Lens: Compare Packet Behaviour" again.');
+      return;
+    }
+    if (p.note) vscode.window.setStatusBarMessage(`Packet Lens: ${p.note}`, 8000);
+    await this.controller.traceWith(side === 'old' ? cur.pair.original : cur.pair.modified, p.packet);
+  }
+
+  async revealRule(side: 'old' | 'new', line: number): Promise<void> {
+    const cur = this.current;
+    if (cur) await this.controller.reveal(side === 'old' ? cur.pair.original : cur.pair.modified, line);
+  }
+
+  async restore(state: DiffPanelState): Promise<void> {
+    await this.open({ original: vscode.Uri.parse(state.oldUri), modified: vscode.Uri.parse(state.newUri) });
+  }
+
+  /** Two dumps of the workspace (or browsed to): the old one, then the new one. */
+  private async pickTwo(): Promise<DumpPair | null> {
+    const found = await vscode.workspace.findFiles(DUMP_GLOB, '**/{node_modules,.git}/**', 2000);
+    const open = vscode.workspace.textDocuments.filter((d) => d.languageId === LANGUAGE_ID && d.uri.scheme !== 'git').map((d) => d.uri);
+    const uris = [...new Map([...open, ...found].map((u) => [u.toString(), u])).values()].sort((a, b) => vscode.workspace.asRelativePath(a).localeCompare(vscode.workspace.asRelativePath(b)));
+    type Item = vscode.QuickPickItem & { uri?: vscode.Uri };
+    const items: Item[] = uris.map((uri) => ({ label: fileName(uri), description: vscode.workspace.asRelativePath(uri), uri }));
+    const browse: Item = { label: '$(folder-opened) Browse…', description: 'a dump outside the workspace' };
+    const ask = async (title: string, exclude: vscode.Uri | null): Promise<vscode.Uri | null> => {
+      const pick = await vscode.window.showQuickPick([...items.filter((i) => i.uri?.toString() !== exclude?.toString()), browse], { title, placeHolder: items.length ? 'An iptables-save dump' : 'No dumps in the workspace: browse for one', matchOnDescription: true });
+      if (!pick) return null;
+      if (pick.uri) return pick.uri;
+      const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Compare', filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] } });
+      return chosen?.[0] ?? null;
+    };
+    const original = await ask('Compare Packet Behaviour (1/2): the old dump', null);
+    if (!original) return null;
+    const modified = await ask(`Compare Packet Behaviour (2/2): the new dump, compared with ${fileName(original)}`, original);
+    return modified ? { original, modified } : null;
+  }
+
+  dispose(): void {
+    this.cache.clear();
+    this.emitter.dispose();
+  }
+}
+
+/** The CodeLens atop the modified side of a diff editor comparing two dumps. */
+export class DiffSummaryLens implements vscode.CodeLensProvider, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.emitter.event;
+  private readonly subscriptions: vscode.Disposable[];
+
+  constructor(private readonly diffs: BehaviourDiffs) {
+    this.subscriptions = [vscode.window.tabGroups.onDidChangeTabs(() => this.emitter.fire()), diffs.onDidCompare(() => this.emitter.fire())];
+  }
+
+  async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
+    const pair = this.diffs.pairFor(doc.uri);
+    if (!pair) return [];
+    const r = await this.diffs.compare(pair.original, pair.modified);
+    if (token.isCancellationRequested) return [];
+    const title = r.ok ? `$(git-compare) ${diffLensTitle(r.report)}` : `$(warning) Packet Lens: cannot compare (${r.error})`;
+    const tooltip = r.ok ? `Packet behaviour, ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}: ${r.report.classesTraced} packet classes traced in ${r.ms.toFixed(0)} ms. Click for the report.` : r.error;
+    return [new vscode.CodeLens(lineStart(0), { title, tooltip, command: COMMANDS.compareBehaviour, arguments: [pair.original, pair.modified] })];
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.emitter.dispose();
+  }
+}
+
+/**
+ * The status bar item of the active diff editor when it compares two dumps: the same summary as the
+ * CodeLens, which VS Code hides in diff editors unless `diffEditor.codeLens` is on.
+ */
+export class DiffStatus implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('packetlens.diff', vscode.StatusBarAlignment.Left, 50);
+  private readonly subscriptions: vscode.Disposable[];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly diffs: BehaviourDiffs) {
+    this.item.name = 'Packet Lens: packet behaviour';
+    this.subscriptions = [vscode.window.tabGroups.onDidChangeTabs(() => this.schedule()), vscode.window.tabGroups.onDidChangeTabGroups(() => this.schedule()), diffs.onDidCompare(() => this.schedule())];
+    this.schedule();
+  }
+
+  /** Updates after the tab change settles (a diff editor opens both documents first). */
+  schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.update(), 150);
+  }
+
+  private async update(): Promise<void> {
+    this.timer = null;
+    const pair = this.diffs.activePair();
+    if (!pair) {
+      this.item.hide();
+      return;
+    }
+    this.item.command = { title: 'Compare Packet Behaviour', command: COMMANDS.compareBehaviour, arguments: [pair.original, pair.modified] };
+    let done = await this.diffs.peek(pair);
+    if (!done) {
+      this.item.text = '$(sync~spin) Packet Lens: comparing packet behaviour…';
+      this.item.tooltip = `${sideLabel(pair.original)} → ${sideLabel(pair.modified)}`;
+      this.item.show();
+      done = await this.diffs.compare(pair.original, pair.modified);
+    }
+    const now = this.diffs.activePair();
+    if (now?.original.toString() !== pair.original.toString() || now.modified.toString() !== pair.modified.toString()) return;
+    this.item.text = done.ok ? `$(git-compare) ${diffLensTitle(done.report)}` : '$(warning) Packet Lens: cannot compare';
+    this.item.tooltip = done.ok ? `Packet behaviour, ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}. Click for the report.` : done.error;
+    this.item.show();
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    for (const s of this.subscriptions) s.dispose();
+    this.item.dispose();
+  }
+}
