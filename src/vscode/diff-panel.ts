@@ -50,7 +50,7 @@ export class DiffPanel implements vscode.Disposable, vscode.WebviewPanelSerializ
   }
 
   private ensure(): void {
-    if (!this.panel) this.attach(vscode.window.createWebviewPanel(DIFF_VIEW_TYPE, 'Packet Behaviour', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, this.options()));
+    if (!this.panel) this.attach(vscode.window.createWebviewPanel(DIFF_VIEW_TYPE, 'Packet Behaviour', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, this.options()));
     else if (!this.panel.visible) this.panel.reveal();
   }
 

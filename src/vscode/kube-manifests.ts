@@ -70,7 +70,7 @@ export class KubeManifests implements ManifestFeatures {
       vscode.languages.registerCodeLensProvider(selector, {
         onDidChangeCodeLenses: this.lensEmitter.event,
         provideCodeLenses: (doc, token) => this.provideCodeLenses(host, doc, token),
-        resolveCodeLens: (lens) => this.resolveCodeLens(lens),
+        resolveCodeLens: (lens, token) => this.resolveCodeLens(lens, token),
       }),
       vscode.commands.registerCommand(COMMANDS.traceFromManifests, (arg: PortTraceArgument) => this.tracePort(host, arg)),
       this.workspace.onDidChange(() => {
@@ -118,8 +118,11 @@ export class KubeManifests implements ManifestFeatures {
     return out;
   }
 
-  private resolveCodeLens(lens: vscode.CodeLens): vscode.CodeLens {
+  private async resolveCodeLens(lens: vscode.CodeLens, token: vscode.CancellationToken): Promise<vscode.CodeLens> {
     if (!(lens instanceof PortCodeLens)) return lens;
+    // Each port is an end-to-end trace (tens of ms on big clusters): let hovers and other requests in between.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (token.isCancellationRequested) return lens;
     const l = portLens(lens.view, lens.port);
     const arg: PortTraceArgument = { uri: lens.doc.uri.toString(), packet: l.packet, node: l.node };
     lens.command = { title: l.title, tooltip: l.tooltip, command: COMMANDS.traceFromManifests, arguments: [arg] };

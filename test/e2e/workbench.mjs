@@ -40,10 +40,17 @@ export class Workbench {
     this.log = options.log;
     this.sentinel = options.sentinel;
     this.quickInput = page.locator('.quick-input-widget .quick-input-box input');
+    /** Set by the runner when this check timed out: its next step throws instead of acting on the page. */
+    this.cancelled = false;
+  }
+
+  guard() {
+    if (this.cancelled) throw new CheckFailure('cancelled: the check timed out');
   }
 
   /** Saves a screenshot to the run's folder and, for README material, to docs/screenshots. */
   async shot(name, { docs = false } = {}) {
+    this.guard();
     const file = path.join(this.shotsDir, `${name}.png`);
     await this.page.screenshot({ path: file });
     if (docs && this.docsShotsDir) {
@@ -55,12 +62,14 @@ export class Workbench {
 
   /** Escape out of widgets and quick inputs and move the mouse off the editor, so no hover lingers. */
   async settle() {
+    this.guard();
     await this.page.mouse.move(2, 450);
     for (let i = 0; i < 3; i++) await this.page.keyboard.press('Escape');
   }
 
   /** F1, type the command's title, wait for its row, Enter. */
   async runCommand(title, { timeout = 15_000 } = {}) {
+    this.guard();
     await this.page.keyboard.press('F1');
     await this.quickInput.waitFor({ state: 'visible', timeout });
     await this.page.keyboard.type(title);
@@ -75,6 +84,7 @@ export class Workbench {
   }
 
   async closeAllEditors() {
+    this.guard();
     await this.settle();
     await this.runCommand('View: Close All Editors');
     await this.page.locator('.tabs-container .tab').first().waitFor({ state: 'detached', timeout: 10_000 });
@@ -82,6 +92,7 @@ export class Workbench {
 
   /** Opens a workspace file with Quick Open (Ctrl+P), as a user does; waits for its tab and text. */
   async openFile(relPath, { timeout = 20_000 } = {}) {
+    this.guard();
     const name = path.basename(relPath);
     await this.page.keyboard.press('Control+P');
     await this.quickInput.waitFor({ state: 'visible', timeout });
@@ -108,12 +119,14 @@ export class Workbench {
 
   /** Clicks the file's editor tab, which puts the keyboard in its editor. */
   async focusEditor(relPath) {
+    this.guard();
     await this.page.locator('.tabs-container .tab', { hasText: path.basename(relPath) }).first().click();
     await this.editorFor(relPath).locator('.monaco-editor-background, .view-lines').first().waitFor({ timeout: 10_000 });
   }
 
   /** Ctrl+G to a 1-based line: the cursor goes there and the line is scrolled into view. */
   async goToLine(line) {
+    this.guard();
     await this.page.keyboard.press('Control+G');
     await this.quickInput.waitFor({ state: 'visible', timeout: 10_000 });
     await this.page.keyboard.type(String(line));
@@ -123,6 +136,7 @@ export class Workbench {
 
   /** "Ln 92, Col 1" from the status bar, as { line, column }; null when no text editor has the focus. */
   async cursor() {
+    this.guard();
     const item = this.page.locator('.statusbar-item', { hasText: /^\s*Ln \d+, Col \d+/ }).first();
     if (!(await item.count())) return null;
     const m = /Ln (\d+), Col (\d+)/.exec(await item.innerText({ timeout: 5000 }).catch(() => ''));
@@ -134,6 +148,7 @@ export class Workbench {
    * whole-line decorations drawn behind it (class and background colour), and whether it is the cursor's.
    */
   async renderedLines(editor) {
+    this.guard();
     return editor.evaluate((root) => {
       const byTop = new Map();
       for (const row of root.querySelectorAll('.view-overlays > div')) {
@@ -162,6 +177,7 @@ export class Workbench {
 
   /** Moves the real mouse onto `locator` (its first box inside the viewport) and waits for a hover with `hasText`. */
   async hover(locator, hasText, { timeout = 15_000 } = {}) {
+    this.guard();
     const viewport = this.page.viewportSize();
     let box = null;
     for (let i = 0; i < (await locator.count()); i++) {
@@ -191,6 +207,7 @@ export class Workbench {
    * (pre/index.html) and the content (#active-frame); code-server serves both from its own origin.
    */
   async webviewFrame(selector, { timeout = 30_000 } = {}) {
+    this.guard();
     const end = Date.now() + timeout;
     while (Date.now() < end) {
       for (const f of this.page.frames()) {
@@ -208,6 +225,7 @@ export class Workbench {
 
   /** Polls `fn` until it returns a truthy value (returned) or the time is up (then the last value). */
   async until(fn, { timeout = 15_000, interval = 250 } = {}) {
+    this.guard();
     const end = Date.now() + timeout;
     let last;
     while (Date.now() < end) {

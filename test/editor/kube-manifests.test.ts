@@ -185,6 +185,10 @@ describe('manifests: hovers', () => {
     assert.match(itp, /Clients on `myk8s-control-plane`, `myk8s-worker3` have none/);
     const cluster = hoverAt(seed('seed-000'), 'nginx-nodeport.yaml', 'type: NodePort');
     assert.match(cluster, /NodePort `30042` on every node's addresses: `192\.168\.10\.11:30042`/);
+    // A value the manifests give is not marked predicted.
+    const nginx = hoverAt(seed('seed-000'), 'nginx-nodeport.yaml', 'kind: Service', 2);
+    assert.match(nginx, /\| NodePort \| `30042` on every node: `192\.168\.10\.11:30042` \| in the manifests \|/);
+    assert.match(nginx, /\| ClusterIP \| `10\.96\.0\.11:80` \| \*predicted\*: /);
   });
 
   it('sessionAffinity: the recent rules and the timeout', () => {

@@ -13,8 +13,9 @@ import { noRulesTitle, portLens } from './service-lens.ts';
 
 const MAX_ENDPOINTS = 20;
 
+/** Where a value comes from: the prediction that filled it in, or the manifests themselves. */
 function predicted(reason: string | null): string {
-  return reason ? `*predicted*: ${cell(reason)}` : '';
+  return reason ? `*predicted*: ${cell(reason)}` : 'in the manifests';
 }
 
 function externallyAccessible(sp: ServicePortInfo): boolean {
@@ -22,14 +23,14 @@ function externallyAccessible(sp: ServicePortInfo): boolean {
 }
 
 function addressRows(view: ClusterView, sp: ServicePortInfo): string[] {
-  const rows = ['| address | | |', '|---|---|---|'];
+  const rows = ['| | address | where it comes from |', '|---|---|---|'];
   if (sp.clusterIP) rows.push(`| ClusterIP | ${code(hostPort(sp.clusterIP, sp.port))} | ${predicted(sp.predicted.clusterIP ? view.prediction(sp, 'clusterIP') : null)} |`);
   for (const ip of sp.lbIPs) {
     const who = view.model.metallb.pools.length ? l2Announcer(view.model, sp, ip) : null;
     const announced = who ? (who.node ? `announced by **${escapeMarkdown(who.node)}** (MetalLB L2)` : `not announced: ${cell(who.reason)}`) : 'the node that receives it is up to your load balancer';
-    rows.push(`| LoadBalancer IP | ${code(hostPort(ip, sp.port))} | ${[predicted(sp.predicted.lbIPs ? view.prediction(sp, 'loadBalancer IP') : null), announced].filter(Boolean).join(' · ')} |`);
+    rows.push(`| LoadBalancer IP | ${code(hostPort(ip, sp.port))} | ${predicted(sp.predicted.lbIPs ? view.prediction(sp, 'loadBalancer IP') : null)} · ${announced} |`);
   }
-  for (const ip of sp.externalIPs) rows.push(`| external IP | ${code(hostPort(ip, sp.port))} | your network routes it to a node |`);
+  for (const ip of sp.externalIPs) rows.push(`| external IP | ${code(hostPort(ip, sp.port))} | in the manifests · your network routes it to a node |`);
   if (sp.nodePort !== null) {
     const on = view.model.nodes.slice(0, 4).map((n) => code(hostPort(n.ips[0] ?? n.name, sp.nodePort)));
     const more = view.model.nodes.length > 4 ? ` and ${view.model.nodes.length - 4} more nodes` : '';

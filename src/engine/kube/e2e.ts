@@ -143,13 +143,36 @@ function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptio
   };
 }
 
+/**
+ * A node's synthesized rules, parsed, per model: the editor traces every Service port of a cluster (one
+ * CodeLens each) against the same few nodes, and synthesizing and parsing a node's rules costs far more
+ * than a trace. Keyed by the model object (a new model per manifest change) and the options that shape
+ * the output.
+ */
+const setups = new WeakMap<ClusterModel, Map<string, { setup: ReturnType<typeof nodeSetup>; rs: Ruleset }>>();
+
+function cachedSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptions): { setup: ReturnType<typeof nodeSetup>; rs: Ruleset } {
+  let perModel = setups.get(model);
+  if (!perModel) {
+    perModel = new Map();
+    setups.set(model, perModel);
+  }
+  const key = JSON.stringify([node.name, opts.mode ?? null, opts.synth ?? null, opts.ipvs ?? null]);
+  let hit = perModel.get(key);
+  if (!hit) {
+    const setup = nodeSetup(model, node, opts);
+    hit = { setup, rs: parseIptables(setup.rules, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true }) };
+    perModel.set(key, hit);
+  }
+  return hit;
+}
+
 export function traceFromManifests(model: ClusterModel, input: PacketInput, opts: ManifestTraceOptions = {}): ManifestTraceResult {
   const r = receivingNode(model, input, opts.node ?? null);
   if ('error' in r) return { ok: false, error: r.error };
   const node = r.node;
-  const setup = nodeSetup(model, node, opts);
+  const { setup, rs } = cachedSetup(model, node, opts);
   const rulesText = setup.rules;
-  const rs: Ruleset = parseIptables(rulesText, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true });
   const src = input.src ?? null;
   const clientPod = src ? podByIP(model, src) : undefined;
   const clientNode = src ? nodeByIP(model, src) : undefined;
