@@ -100,22 +100,19 @@ async function main() {
   // The example dump is myk8s-worker's: its address decides local delivery and the MASQUERADE source.
   const settings = quietSettings(opts.folder === EXAMPLES ? { 'packetlens.node.addresses': ['172.18.0.4'] } : {});
   const server = await startCodeServer({ node, entry, folder: opts.folder, port, runDir, vsix, settings, logFile: path.join(runDir, 'code-server.log') });
-  let stopping = false;
-  const stop = async (code) => {
-    if (stopping) return;
-    stopping = true;
-    await server.stop();
-    process.exit(code);
-  };
+  let stopping = null;
+  // Stops code-server (its whole process group), removes the run folder, then exits.
+  const stop = (code) =>
+    (stopping ??= server.stop().then(() => process.exit(code)));
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
   process.on('SIGHUP', () => void stop(0));
 
   // Ready when the page a browser opens answers, not only /healthz.
-  const page = await fetch(server.folderUrl, { signal: AbortSignal.timeout(30_000) });
-  if (!page.ok) {
+  const status = await fetch(server.folderUrl, { signal: AbortSignal.timeout(30_000) }).then((r) => r.status, (e) => e.message);
+  if (status !== 200) {
     await server.stop();
-    throw new Error(`${server.folderUrl} answered ${page.status}`);
+    throw new Error(`${server.folderUrl} did not answer: ${status}`);
   }
   const ready = ((Date.now() - t0) / 1000).toFixed(1);
   console.log(`
@@ -128,12 +125,13 @@ hover a KUBE-SVC chain, then F1 → "Packet Lens: Trace Packet…" → tcp 172.1
   if (exitWhenReady) {
     say(`stopping (${opts['exit-when-ready'] ? '--exit-when-ready' : 'CI is set'})`);
     await stop(0);
-    return 0;
   }
   console.log('Press Ctrl-C to stop.');
   if (!opts['no-browser']) openBrowser(server.folderUrl);
   const { code, signal } = await server.exited;
-  if (!stopping) {
+  // Ctrl-C: code-server exits first; let stop() finish (wait for its children, remove the folder).
+  if (stopping) await stopping;
+  else {
     const tail = fs.readFileSync(server.logFile, 'utf8').split('\n').slice(-20).join('\n');
     console.error(`code-server stopped by itself (${signal ?? `exit ${code}`}); the end of its log:\n${tail}`);
     await server.stop();

@@ -58,34 +58,54 @@ async function withLock(dir, log, fn) {
       await sleep(2000);
     }
   }
+  const unlock = () => fs.rmSync(lock, { recursive: true, force: true });
+  cleanupOnSignal.add(unlock);
   try {
     return await fn();
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    cleanupOnSignal.delete(unlock);
+    unlock();
   }
 }
+
+/** What to remove if a signal ends the process during an install (the partial folder, the lock). */
+const cleanupOnSignal = new Set();
 
 /** Runs a command, streaming its output to `logFile`; rejects with the command's tail when it fails. */
 function run(cmd, args, { cwd, env, logFile, timeoutMs }) {
   return new Promise((resolve, reject) => {
     const out = fs.openSync(logFile, 'a');
     fs.writeSync(out, `\n$ ${cmd} ${args.join(' ')}   (in ${cwd})\n`);
+    // Its own process group, so a timeout or Ctrl-C stops npm together with node-gyp and the compilers.
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', out, out], detached: true });
-    const timer = setTimeout(() => {
+    const kill = (sig) => {
       try {
-        process.kill(-child.pid, 'SIGKILL');
+        process.kill(-child.pid, sig);
       } catch {
         /* already gone */
       }
-    }, timeoutMs);
-    child.on('error', (e) => {
+    };
+    const timer = setTimeout(() => kill('SIGKILL'), timeoutMs);
+    // The group does not get the terminal's Ctrl-C: pass it on, then leave as the signal would have.
+    const onSignal = (sig) => {
+      kill('SIGKILL');
+      cleanupOnSignal.forEach((f) => f());
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    const done = () => {
       clearTimeout(timer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       fs.closeSync(out);
+    };
+    child.on('error', (e) => {
+      done();
       reject(e);
     });
     child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      fs.closeSync(out);
+      done();
       if (code === 0) return resolve();
       const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-25).join('\n');
       reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ? `killed by ${signal}${signal === 'SIGKILL' ? `, timeout ${timeoutMs / 1000} s` : ''}` : `exit ${code}`}); full log: ${logFile}\n${tail}`));
@@ -93,13 +113,24 @@ function run(cmd, args, { cwd, env, logFile, timeoutMs }) {
   });
 }
 
+/** The npm settings a user may give through the environment (where packages come from, and how). */
+const USER_NPM_CONFIG = /^npm_config_(cache|registry|userconfig|globalconfig|proxy|https_proxy|noproxy|strict_ssl|cafile|ca)$/i;
+
 /**
  * npm's environment for the installs: no prompts, no audit or funding calls, and `nodedir` pointing at
  * Node 24's own headers (this machine's ~/.npmrc says `nodedir=/usr`, Node 20's, and node-gyp would
  * otherwise build code-server's native modules against the wrong ABI or try to download headers).
+ * Under `npm run …` the outer npm's variables (npm_config_user_agent naming Node 20, npm_package_*,
+ * npm_lifecycle_*) would leak into the inner install — code-server's postinstall reads the Node version
+ * from npm_config_user_agent and refuses — so only the user's own npm settings pass through.
  */
 function npmEnv(extra) {
-  return { ...process.env, npm_config_yes: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', npm_config_progress: 'false', ...extra };
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if ((/^npm_/i.test(k) && !USER_NPM_CONFIG.test(k)) || k === 'NODE' || k === 'INIT_CWD') continue;
+    env[k] = v;
+  }
+  return { ...env, npm_config_yes: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', npm_config_progress: 'false', ...extra };
 }
 
 async function installInto(dir, log, what, install) {
@@ -107,8 +138,15 @@ async function installInto(dir, log, what, install) {
   if (fs.existsSync(done)) return false;
   await withLock(dir, log, async () => {
     if (fs.existsSync(done)) return;
+    // Leftovers of installs whose process died (SIGKILL, power loss) go first: they are large.
+    for (const name of fs.readdirSync(path.dirname(dir))) {
+      const m = name.startsWith(`${path.basename(dir)}.partial-`) && /\.partial-(\d+)$/.exec(name);
+      if (m && !pidAlive(Number(m[1]))) fs.rmSync(path.join(path.dirname(dir), name), { recursive: true, force: true });
+    }
     const partial = `${dir}.partial-${process.pid}`;
     fs.rmSync(partial, { recursive: true, force: true });
+    const removePartial = () => fs.rmSync(partial, { recursive: true, force: true });
+    cleanupOnSignal.add(removePartial);
     fs.mkdirSync(partial, { recursive: true });
     fs.writeFileSync(path.join(partial, 'package.json'), JSON.stringify({ name: 'packetlens-e2e-cache', private: true }, null, 2));
     const logFile = path.join(cacheRoot(), `install-${path.basename(dir)}.log`);
@@ -118,8 +156,10 @@ async function installInto(dir, log, what, install) {
     try {
       await install(partial, logFile);
     } catch (e) {
-      fs.rmSync(partial, { recursive: true, force: true });
+      removePartial();
       throw e;
+    } finally {
+      cleanupOnSignal.delete(removePartial);
     }
     fs.writeFileSync(path.join(partial, '.complete'), `${new Date().toISOString()}\n`);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -151,8 +191,9 @@ export async function ensureVsCode(log = console.log) {
 
   await installInto(csDir, log, `code-server ${CODE_SERVER_VERSION} (VS Code), built with Node ${NODE_VERSION}: about 1-3 minutes`, async (dir, logFile) => {
     // code-server's postinstall refuses any Node but 24 and compiles native modules with node-gyp, so
-    // npm runs with Node 24 first on PATH. Its `kerberos` module needs gssapi headers (libkrb5-dev).
-    const env = npmEnv({ PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: headers });
+    // npm runs with Node 24 first on PATH. Its `kerberos` module is built from source (it needs gssapi
+    // headers: libkrb5-dev) rather than fetched: its prebuild-install would try github.com.
+    const env = npmEnv({ PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: headers, npm_config_build_from_source: 'kerberos' });
     await run('npm', ['install', '--no-save', '--no-package-lock', '--foreground-scripts', `code-server@${CODE_SERVER_VERSION}`], { cwd: dir, env, logFile, timeoutMs: 20 * 60_000 });
     await run(node, [path.join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'), '--version'], { cwd: dir, env: process.env, logFile, timeoutMs: 60_000 });
   });

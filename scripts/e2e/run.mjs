@@ -99,6 +99,8 @@ function makeSentinel(page) {
     else if (e.message.includes('PLXSS')) hit(`uncaught: ${e.message}`);
   });
   page.on('dialog', (d) => {
+    // "Leave site?" when the runner reloads the workbench is not the dump's doing.
+    if (d.type() === 'beforeunload') return void d.accept().catch(() => {});
     hit(`dialog: ${d.type()} "${d.message()}"`);
     d.dismiss().catch(() => {});
   });
@@ -124,9 +126,15 @@ function withTimeout(promise, ms, what) {
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
     new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${secs(ms)}`)), ms);
+      timer = setTimeout(() => reject(Object.assign(new Error(`${what} timed out after ${secs(ms)}`), { timedOut: true })), ms);
     }),
   ]);
+}
+
+/** The workbench has loaded and the server's file system answered: the explorer lists the workspace. */
+async function workbenchReady(page) {
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'seed-003' }).waitFor({ timeout: 60_000 });
 }
 
 const slug = (s) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60);
@@ -170,13 +178,23 @@ async function main() {
   let server = null;
   let context = null;
   let interrupted = false;
-  const teardown = async () => {
-    if (context) await withTimeout(context.close(), 15_000, 'closing Chromium').catch((e) => log(`warning: ${e.message}`));
-    context = null;
-    if (server) await server.stop();
-    server = null;
-    if (!opts.keep) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
-  };
+  /** Processes a check started, to stop if the run is interrupted while it runs (they stop them otherwise). */
+  const cleanups = new Set();
+  // Once, whoever asks first (the end of the run or a signal); every step runs even if one fails.
+  let tornDown = null;
+  const teardown = () => (tornDown ??= (async () => {
+    const step = async (what, f) => {
+      try {
+        await f();
+      } catch (e) {
+        log(`warning: ${what}: ${e.message}`);
+      }
+    };
+    await step('stopping what the checks started', () => Promise.all([...cleanups].map((f) => f())));
+    if (context) await step('closing Chromium', () => withTimeout(context.close(), 15_000, 'closing Chromium'));
+    if (server) await step('stopping code-server', () => server.stop());
+    if (!opts.keep) await step(`removing ${runDir}`, () => fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
+  })());
   const onSignal = (sig) => {
     if (interrupted) return;
     interrupted = true;
@@ -207,10 +225,19 @@ async function main() {
       headless: true,
       viewport: { width: 1440, height: 900 },
       timeout: 60_000,
+      // Ctrl-C and kill are the runner's to handle (teardown closes Chromium): playwright's own handlers
+      // would exit before code-server is stopped and the temporary folders removed.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps'],
     });
-    // Hermetic: the page may only talk to this machine's code-server.
-    await context.route((u) => /^(https?|wss?):$/.test(u.protocol) && u.hostname !== HOST, (r) => r.abort());
+    // Hermetic: the page may only talk to this machine's code-server (blocked requests are listed).
+    const blocked = [];
+    await context.route((u) => /^(https?|wss?):$/.test(u.protocol) && u.hostname !== HOST, (r) => {
+      blocked.push(r.request().url());
+      return r.abort();
+    });
     // In every frame, before its own scripts: the function the hostile dump's payloads call.
     await context.addInitScript(() => {
       globalThis.PLXSS = (tag) => {
@@ -232,18 +259,18 @@ async function main() {
     const sentinel = makeSentinel(page);
 
     await page.goto(server.folderUrl);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'seed-003' }).waitFor({ timeout: 60_000 });
+    await workbenchReady(page);
     lap('workbenchReady');
     log('workbench ready');
 
     const { Workbench, CheckFailure } = await import(pathToFileURL(path.join(CHECKS_DIR, 'workbench.mjs')).href);
-    const wb = new Workbench(page, { workspace, shotsDir: RESULTS, docsShotsDir: opts['no-docs-screenshots'] ? null : DOCS_SHOTS, log });
-    const ctx = { sentinel, log, repo: REPO, context };
+    const ctx = { sentinel, log, repo: REPO, context, cleanups };
     for (const check of checks) {
       if (interrupted) throw new Error('interrupted');
       const start = Date.now();
       log(`▶ ${check.name}`);
+      // One Workbench per check: a check that timed out is cancelled and cannot act on the next one's page.
+      const wb = new Workbench(page, { workspace, shotsDir: RESULTS, docsShotsDir: opts['no-docs-screenshots'] ? null : DOCS_SHOTS, log });
       let error = null;
       if (check.needs && !ctx[check.needs]) {
         error = new CheckFailure(`cannot run: it needs "${check.needs}", which an earlier check did not establish`);
@@ -258,10 +285,16 @@ async function main() {
       if (error) {
         const shot = path.join(RESULTS, `FAIL-${slug(check.name)}.png`);
         await page.screenshot({ path: shot }).catch(() => {});
-        const why = error instanceof CheckFailure ? error.message : (error.stack ?? String(error)).split('\n').slice(0, 4).join('\n    ');
+        const why = error instanceof CheckFailure || error.timedOut ? error.message : (error.stack ?? String(error)).split('\n').slice(0, 4).join('\n    ');
         results.push({ name: check.name, ok: false, ms, why, shot });
         log(`✘ FAILED (${secs(ms)}): ${why}\n    screenshot: ${path.relative(REPO, shot)}`);
-        await wb.settle().catch(() => {});
+        if (error.timedOut) {
+          wb.cancelled = true;
+          // The timed-out check may still be acting on the page: reload it, so the next check starts
+          // on a fresh workbench and the stale one's next step fails instead of interfering.
+          await page.reload({ waitUntil: 'domcontentloaded' });
+          await workbenchReady(page);
+        } else await wb.settle().catch(() => {});
       } else {
         results.push({ name: check.name, ok: true, ms });
         log(`✔ passed (${secs(ms)})`);
@@ -270,6 +303,7 @@ async function main() {
     lap('checks');
     const extensionErrors = consoleErrors.filter((e) => /packetlens|packet lens/i.test(e));
     for (const e of extensionErrors.slice(0, 10)) log(`browser console error about the extension: ${e.slice(0, 300)}`);
+    if (blocked.length) log(`blocked ${blocked.length} requests to other hosts: ${[...new Set(blocked.map((u) => new URL(u).host))].join(', ')}`);
     const activation = findActivation(path.join(runDir, 'code-server'));
     if (activation) log(`the extension's log: ${activation}`);
   } catch (e) {

@@ -1,24 +1,39 @@
 // `npm start` as a newcomer runs it: the CLI's headline trace comes first, then a URL on 127.0.0.1 whose
-// page is VS Code with examples/ open and the extension installed; Ctrl-C stops it and frees the port.
+// page is VS Code with examples/ open and the extension installed; Ctrl-C stops it, frees the port and
+// removes its temporary profile.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { portInUse } from '../../scripts/e2e/code-server.mjs';
 import { Workbench, clip, expect } from './workbench.mjs';
 
 const URL_LINE = /http:\/\/127\.0\.0\.1:(\d+)\/\?folder=(\S+)/;
+/** npm start's run folders (profile, extensions, sockets) in the temporary directory. */
+const runFolders = () => new Set(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('packetlens-start-')));
 
 export const checks = [
   {
     name: 'npm start: prints the headline trace, serves examples/ in VS Code on 127.0.0.1 until Ctrl-C',
     timeoutMs: 180_000,
     async run(wb, ctx) {
+      const before = runFolders();
       const env = { ...process.env };
       delete env.CI; // under CI it would stop by itself once ready; a user's run serves until Ctrl-C
-      const child = spawn(process.execPath, [path.join(ctx.repo, 'scripts', 'start.mjs'), '--port', '0', '--no-browser'], { cwd: ctx.repo, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      // In the runner's process group, like a terminal's npm start: a Ctrl-C to the run reaches it too.
+      const child = spawn(process.execPath, [path.join(ctx.repo, 'scripts', 'start.mjs'), '--port', '0', '--no-browser'], { cwd: ctx.repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));
       const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      // Whatever happens, nothing of this start may outlive the check: ask it to stop (it stops its
+      // code-server and removes its folder), and kill it only if it does not.
+      const stopChild = async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGTERM');
+        if (!(await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 15_000))]))) child.kill('SIGKILL');
+      };
+      ctx.cleanups.add(stopChild);
       let page = null;
       try {
         const url = await wb.until(async () => URL_LINE.exec(out)?.[0] ?? null, { timeout: 150_000, interval: 500 });
@@ -47,15 +62,12 @@ export const checks = [
         expect(end, 'npm start did not stop within 20 s of Ctrl-C');
         expect(end.code === 0, `npm start exited with ${end.signal ?? end.code} after Ctrl-C: ${clip(out.slice(-400))}`);
         expect(!(await portInUse(port)), `port ${port} is still in use after npm start stopped`);
+        const left = [...runFolders()].filter((n) => !before.has(n));
+        expect(!left.length, `npm start left its run folder behind: ${left.map((n) => path.join(os.tmpdir(), n)).join(', ')}`);
       } finally {
         await page?.close().catch(() => {});
-        // Whatever happened, nothing of this start may outlive the check: ask it to stop (it stops its
-        // code-server), and kill it only if it does not.
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGTERM');
-          const gone = await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 15_000))]);
-          if (!gone) child.kill('SIGKILL');
-        }
+        await stopChild();
+        ctx.cleanups.delete(stopChild);
       }
     },
   },

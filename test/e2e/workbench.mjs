@@ -30,7 +30,7 @@ export const clip = (s, n = 300) => {
 export class Workbench {
   /**
    * @param page      playwright Page showing the workbench
-   * @param options   { workspace, shotsDir, docsShotsDir (null: do not write docs screenshots), log, sentinel }
+   * @param options   { workspace, shotsDir, docsShotsDir (null: do not write docs screenshots), log }
    */
   constructor(page, options) {
     this.page = page;
@@ -38,7 +38,6 @@ export class Workbench {
     this.shotsDir = options.shotsDir;
     this.docsShotsDir = options.docsShotsDir;
     this.log = options.log;
-    this.sentinel = options.sentinel;
     this.quickInput = page.locator('.quick-input-widget .quick-input-box input');
     /** Set by the runner when this check timed out: its next step throws instead of acting on the page. */
     this.cancelled = false;
