@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT } from '../helpers/fixtures.ts';
+import { ROOT, tempFile } from '../helpers/fixtures.ts';
 import { cli } from '../helpers/cli.ts';
 
 const EXAMPLE = join(ROOT, 'examples', 'seed-003', 'node-myk8s-worker.rules');
 
-function tmp(name: string, text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'packetlens-'));
-  const p = join(dir, name);
-  writeFileSync(p, text);
-  return p;
-}
+const tmp = (name: string, text: string) => tempFile(name, text);
 
 describe('packetlens trace', () => {
   it('--json prints the documented contract, one object per packet in input order', () => {

@@ -3,22 +3,18 @@
  * `--paths`, and the wiring into `packetlens` itself.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { diffCommand } from '../../src/cli/diff.ts';
 import { DIFF_FIXTURES } from './helpers.ts';
 import { cli } from '../helpers/cli.ts';
+import { tempFile } from '../helpers/fixtures.ts';
 
 const pair = (name: string) => [join(DIFF_FIXTURES, name, 'old.rules'), join(DIFF_FIXTURES, name, 'new.rules')];
 const NODE = ['--node-ip', '172.18.0.4'];
 
-function tmp(name: string, text: string): string {
-  const p = join(mkdtempSync(join(tmpdir(), 'packetlens-diff-')), name);
-  writeFileSync(p, text);
-  return p;
-}
+const tmp = (name: string, text: string) => tempFile(name, text, 'packetlens-diff-');
 
 describe('packetlens diff', () => {
   it('exits 0 and says so when behaviour is identical', () => {

@@ -1,6 +1,7 @@
 /** Shared test helpers: fixture paths, parsing with "no errors" asserted, and compact outcome views. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Ruleset, type TraceOutcome, parseIptables } from '../../src/engine/api.ts';
@@ -22,4 +23,18 @@ export function parseClean(text: string, file = 'test.rules', allow: readonly st
 /** `table:chain#rule` for every matched rule, as the kernel oracle lists `probe_rule_hits`. */
 export function hits(o: TraceOutcome): string[] {
   return o.steps.map((s) => `${s.table}:${s.chain}#${s.rule}`);
+}
+
+const tempDirs: string[] = [];
+process.on('exit', () => {
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Writes a file into a fresh temporary folder that is removed when the test process exits. */
+export function tempFile(name: string, text: string, prefix = 'packetlens-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
 }
