@@ -1,26 +1,6 @@
 /** Human-readable output of the CLI: a tree per packet, most probable outcome first. */
-import type { Diagnostic, Trace, TraceOutcome } from '../engine/api.ts';
-import { formatDiagnostic } from '../engine/api.ts';
-
-export function percent(p: number): string {
-  if (p === 1) return '100%';
-  if (p === 0) return '0%';
-  const s = (p * 100).toFixed(p * 100 < 0.01 ? 6 : 2);
-  return `${s.replace(/\.?0+$/, '')}%`;
-}
-
-function headline(o: TraceOutcome): string {
-  const parts: string[] = [o.disposition];
-  if (o.disposition === 'forwarded' || o.disposition === 'local' || o.disposition === 'output') {
-    const where = o.packet.dport !== null ? `${o.packet.dst}:${o.packet.dport}` : o.packet.dst;
-    parts.push(`→ ${where}${o.packet.out ? ` via ${o.packet.out}` : ''}`);
-  }
-  if (o.dnat) parts.push(`(DNAT ${o.dnat})`);
-  if (o.snat) parts.push(o.masquerade ? `masqueraded to ${o.snat}` : `SNAT to ${o.snat}`);
-  if (o.rejectWith) parts.push(`with ${o.rejectWith}`);
-  if (o.reason && o.disposition !== 'rejected') parts.push(`— ${o.reason}`);
-  return parts.join(' ');
-}
+import type { Diagnostic, Trace } from '../engine/api.ts';
+import { formatDiagnostic, formatPercent as percent, outcomeHeadline as headline } from '../engine/api.ts';
 
 export interface FormatOptions {
   readonly whyNot: boolean;

@@ -4,6 +4,7 @@
  * they split, with each split's share of packets, rewrites on the edges and one end state per outcome.
  */
 import type { Trace, TraceEvent, TraceOutcome } from '../engine/api.ts';
+import { outcomeHeadline } from '../engine/api.ts';
 import type { DiagramModel, FlowBranch, FlowNode, FlowSegment, HookVisit, OutcomeSummary, PacketFields } from '../shared/protocol.ts';
 import { percent } from './probability.ts';
 
@@ -21,18 +22,6 @@ interface TrieNode {
 
 const REWRITE = /^(DNAT|SNAT|MASQUERADE|REDIRECT|NETMAP) → (.+)$/;
 
-export function outcomeHeadline(o: TraceOutcome): string {
-  const parts: string[] = [o.disposition];
-  if (o.disposition === 'forwarded' || o.disposition === 'local' || o.disposition === 'output') {
-    const where = o.packet.dport !== null ? `${o.packet.dst}:${o.packet.dport}` : o.packet.dst;
-    parts.push(`→ ${where}${o.packet.out ? ` via ${o.packet.out}` : ''}`);
-  }
-  if (o.dnat) parts.push(`(DNAT ${o.dnat})`);
-  if (o.snat) parts.push(o.masquerade ? `masqueraded to ${o.snat}` : `SNAT to ${o.snat}`);
-  if (o.rejectWith) parts.push(`with ${o.rejectWith}`);
-  if (o.reason && o.disposition !== 'rejected') parts.push(`— ${o.reason}`);
-  return parts.join(' ');
-}
 
 class NodeMaker {
   private n = 0;

@@ -5,6 +5,7 @@
  * Plain data only: the webview draws it with `textContent`, so nothing from the dumps becomes HTML.
  */
 import type { ClassChange, DiffFate, DiffReport, DiffRuleRef } from '../engine/api.ts';
+import { fateText } from '../engine/api.ts';
 import type { DiffFateView, DiffGroupView, DiffItemView, DiffRuleView, DiffViewModel } from '../shared/protocol.ts';
 import { percent } from './probability.ts';
 
@@ -28,17 +29,6 @@ export function classPacket(text: string): { packet: string; note: string | null
 /** The CodeLens atop the modified side of a diff editor. */
 export function diffLensTitle(report: DiffReport): string {
   return `${report.summary}${report.identical ? ' · same behaviour' : ''}${report.approximate ? ' (approximate)' : ''}`;
-}
-
-export function fateText(f: DiffFate): string {
-  const parts: string[] = [f.disposition];
-  if (f.dnat) parts.push(`DNAT ${f.dnat}`);
-  if (f.snat) parts.push(f.masquerade ? `masqueraded to ${f.snat}` : `SNAT to ${f.snat}`);
-  else if (f.masquerade) parts.push('masqueraded');
-  if (f.rejectWith) parts.push(`with ${f.rejectWith}`);
-  if (f.reason && f.disposition !== 'rejected') parts.push(`(${f.reason})`);
-  for (const a of f.assumptions) parts.push(`assuming ${a}`);
-  return parts.join(', ');
 }
 
 function fateView(f: DiffFate): DiffFateView {

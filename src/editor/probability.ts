@@ -3,7 +3,7 @@
  * round(p·2^31) and the kernel takes the branch with probability stored/2^31 (`kernelProbability`); nth
  * mode takes one packet in `every`. Shares of consecutive random rules compose as exact products.
  */
-import { type Rational, type Rule, complement, formatRational, kernelProbability, rational, toNumber } from '../engine/api.ts';
+import { type Rational, type Rule, complement, formatPercent, formatRational, kernelProbability, rational, toNumber } from '../engine/api.ts';
 
 export interface RandomBranch {
   readonly mode: 'random' | 'nth';
@@ -34,12 +34,8 @@ export function ruleRandomBranch(rule: Rule): RandomBranch | null {
 }
 
 /** `50%`, `33.33%`, `0.000047%`: two decimals, more for tiny values, trailing zeros dropped. */
-export function percent(p: number): string {
-  if (p >= 1) return '100%';
-  if (p <= 0) return '0%';
-  const digits = p * 100 < 0.01 ? 6 : 2;
-  return `${(p * 100).toFixed(digits).replace(/\.?0+$/, '')}%`;
-}
+/** Percentages as every view shows them (the engine's `formatPercent`). */
+export const percent = formatPercent;
 
 export function percentOf(r: Rational): string {
   return percent(toNumber(r));

@@ -4,16 +4,12 @@
  * same way into one entry, since a Service's endpoints change for every client address alike; the JSON
  * view (the report itself) lists every class. Text taken from dumps is escaped, never interpreted.
  */
+import { formatPercent as percent } from '../present.ts';
 import type { ChainChange, ClassChange, DiffFate, DiffReport, DiffRuleRef } from './types.ts';
 
-function percent(p: number): string {
-  if (p === 1) return '100%';
-  if (p === 0) return '0%';
-  const s = (p * 100).toFixed(p * 100 < 0.01 ? 6 : 2);
-  return `${s.replace(/\.?0+$/, '')}%`;
-}
 
-function fateText(f: DiffFate): string {
+/** One fate in words: `forwarded, DNAT 10.10.1.11:80, masqueraded to 172.18.0.4`. */
+export function fateText(f: DiffFate): string {
   const parts: string[] = [f.disposition];
   if (f.dnat) parts.push(`DNAT ${f.dnat}`);
   if (f.snat) parts.push(f.masquerade ? `masqueraded to ${f.snat}` : `SNAT to ${f.snat}`);
