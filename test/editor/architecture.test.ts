@@ -67,10 +67,12 @@ describe('extension architecture', () => {
     assert.match(html, /default-src 'none'/);
     assert.match(html, /script-src 'nonce-\$\{n\}'/);
     assert.ok(!/unsafe-inline|unsafe-eval/.test(html));
-    for (const f of ['src/vscode/diagram-panel.ts', 'src/vscode/diff-panel.ts']) {
-      assert.match(read(f), /localResourceRoots: \[webviewRoot\(this\.extensionUri\)\]/, f);
-      assert.match(read(f), /panel\.webview\.html = panelHtml\(panel\.webview, this\.extensionUri\)/, f);
-    }
+    // Both panels are hosted by PanelHost, which alone opens webviews, limited to the built webview folder.
+    const host = read('src/vscode/panel-host.ts');
+    assert.match(host, /localResourceRoots: \[webviewRoot\(this\.extensionUri\)\]/);
+    assert.match(host, /panel\.webview\.html = panelHtml\(panel\.webview, this\.extensionUri\)/);
+    for (const f of ['src/vscode/diagram-panel.ts', 'src/vscode/diff-panel.ts']) assert.match(read(f), /extends PanelHost\b/, f);
+    for (const f of files('src/vscode').filter((x) => !x.endsWith('panel-host.ts'))) assert.ok(!/createWebviewPanel|webview\.options =/.test(read(f)), f);
     // Only the shell sets webview HTML: no panel builds it from strings of its own.
     for (const f of files('src/vscode').filter((x) => !x.endsWith('panel-html.ts'))) assert.ok(!/\.html = `/.test(read(f)), f);
   });

@@ -1,0 +1,82 @@
+/**
+ * What the flow-diagram panel and the behaviour-comparison panel share: one webview panel at a time, the
+ * strict-CSP HTML shell, the protocol's guard on every message from the webview, and the last message kept
+ * so a webview that (re)loads and says it is ready gets it again.
+ */
+import * as vscode from 'vscode';
+import { type ExtensionToWebview, type WebviewToExtension, isWebviewToExtension } from '../shared/protocol.ts';
+import { panelHtml, webviewRoot } from './panel-html.ts';
+
+export abstract class PanelHost implements vscode.Disposable {
+  protected panel: vscode.WebviewPanel | null = null;
+  private last: ExtensionToWebview | null = null;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    protected readonly extensionUri: vscode.Uri,
+    private readonly viewType: string,
+    private readonly initialTitle: string,
+  ) {}
+
+  error(message: string): void {
+    this.post({ type: 'error', message });
+  }
+
+  /** Handles a checked message other than `ready`. */
+  protected abstract onMessage(message: Exclude<WebviewToExtension, { type: 'ready' }>): void;
+
+  /** Called when the user closes the panel. */
+  protected onClosed(): void {}
+
+  /** Opens the panel beside the editor, or reveals it if it is hidden. */
+  protected ensure(focus: boolean): vscode.WebviewPanel {
+    if (!this.panel) {
+      const panel = vscode.window.createWebviewPanel(this.viewType, this.initialTitle, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: !focus }, this.options());
+      this.attach(panel);
+      return panel;
+    }
+    if (!this.panel.visible) this.panel.reveal(undefined, !focus);
+    return this.panel;
+  }
+
+  /** Adopts a panel VS Code restored after a reload. */
+  protected adopt(panel: vscode.WebviewPanel): void {
+    panel.webview.options = this.options();
+    this.attach(panel);
+  }
+
+  protected post(message: ExtensionToWebview): void {
+    this.last = message;
+    void this.panel?.webview.postMessage(message);
+  }
+
+  private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return { enableScripts: true, localResourceRoots: [webviewRoot(this.extensionUri)], retainContextWhenHidden: false };
+  }
+
+  private attach(panel: vscode.WebviewPanel): void {
+    this.panel?.dispose();
+    this.panel = panel;
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'dist', 'icons', 'matched.svg');
+    panel.webview.html = panelHtml(panel.webview, this.extensionUri);
+    this.subscriptions.push(
+      panel.onDidDispose(() => {
+        if (this.panel !== panel) return;
+        this.panel = null;
+        this.last = null;
+        this.onClosed();
+      }),
+      panel.webview.onDidReceiveMessage((m: unknown) => {
+        if (!isWebviewToExtension(m)) return;
+        if (m.type === 'ready') {
+          if (this.last) void panel.webview.postMessage(this.last);
+        } else this.onMessage(m);
+      }),
+    );
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    for (const s of this.subscriptions) s.dispose();
+  }
+}
