@@ -60,7 +60,20 @@ export type DiagnosticCode =
   | 'service-without-ports'
   | 'not-modelled'
   | 'prediction'
-  | 'unknown-reference';
+  | 'unknown-reference'
+  // nftables (text, JSON and script front ends)
+  | 'syntax-error'
+  | 'unbalanced-braces'
+  | 'unknown-statement'
+  | 'unknown-expression'
+  | 'undefined-variable'
+  | 'define-cycle'
+  | 'include-not-followed'
+  | 'unknown-set'
+  | 'unknown-object'
+  | 'duplicate-object'
+  | 'bad-json'
+  | 'bad-value';
 
 export interface Diagnostic {
   readonly code: DiagnosticCode;
