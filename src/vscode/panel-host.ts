@@ -10,7 +10,8 @@ import { panelHtml, webviewRoot } from './panel-html.ts';
 export abstract class PanelHost implements vscode.Disposable {
   protected panel: vscode.WebviewPanel | null = null;
   private last: ExtensionToWebview | null = null;
-  private readonly subscriptions: vscode.Disposable[] = [];
+  /** The listeners of the current panel only: released when it closes or is replaced. */
+  private listeners: vscode.Disposable[] = [];
 
   constructor(
     protected readonly extensionUri: vscode.Uri,
@@ -56,12 +57,14 @@ export abstract class PanelHost implements vscode.Disposable {
 
   private attach(panel: vscode.WebviewPanel): void {
     this.panel?.dispose();
+    this.release();
     this.panel = panel;
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'dist', 'icons', 'matched.svg');
     panel.webview.html = panelHtml(panel.webview, this.extensionUri);
-    this.subscriptions.push(
+    this.listeners = [
       panel.onDidDispose(() => {
         if (this.panel !== panel) return;
+        this.release();
         this.panel = null;
         this.last = null;
         this.onClosed();
@@ -72,11 +75,16 @@ export abstract class PanelHost implements vscode.Disposable {
           if (this.last) void panel.webview.postMessage(this.last);
         } else this.onMessage(m);
       }),
-    );
+    ];
+  }
+
+  private release(): void {
+    for (const l of this.listeners) l.dispose();
+    this.listeners = [];
   }
 
   dispose(): void {
     this.panel?.dispose();
-    for (const s of this.subscriptions) s.dispose();
+    this.release();
   }
 }

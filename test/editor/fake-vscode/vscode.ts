@@ -1,0 +1,106 @@
+/**
+ * The small part of the VS Code API the glue tests need, with listener bookkeeping: every `Event` counts
+ * its live listeners, so a test can see a leak.
+ */
+export class Disposable {
+  constructor(private readonly fn: () => void) {}
+  static from(...ds: { dispose(): unknown }[]): Disposable {
+    return new Disposable(() => ds.forEach((d) => d.dispose()));
+  }
+  dispose(): void {
+    this.fn();
+  }
+}
+
+export type Event<T> = (listener: (e: T) => unknown) => Disposable;
+
+export class EventEmitter<T> {
+  readonly listeners = new Set<(e: T) => unknown>();
+  readonly event: Event<T> = (listener) => {
+    this.listeners.add(listener);
+    return new Disposable(() => this.listeners.delete(listener));
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners.clear();
+  }
+}
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
+  static parse(s: string): Uri {
+    const i = s.indexOf(':');
+    return new Uri(s.slice(0, i), s.slice(i + 1).replace(/^\/\//, ''));
+  }
+  static file(p: string): Uri {
+    return new Uri('file', p);
+  }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, [base.path, ...parts].join('/'));
+  }
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
+  }
+}
+
+export enum ViewColumn {
+  Active = -1,
+  Beside = -2,
+  One = 1,
+}
+
+export class FakeWebview {
+  html = '';
+  options: unknown = {};
+  readonly cspSource = 'fake-csp';
+  readonly received = new EventEmitter<unknown>();
+  readonly posted: unknown[] = [];
+  readonly onDidReceiveMessage = this.received.event;
+  asWebviewUri(u: Uri): Uri {
+    return u;
+  }
+  postMessage(m: unknown): Promise<boolean> {
+    this.posted.push(m);
+    return Promise.resolve(true);
+  }
+}
+
+export class FakeWebviewPanel {
+  readonly webview = new FakeWebview();
+  readonly disposed = new EventEmitter<void>();
+  readonly onDidDispose = this.disposed.event;
+  visible = true;
+  title: string;
+  iconPath: unknown;
+  private gone = false;
+  constructor(
+    readonly viewType: string,
+    title: string,
+  ) {
+    this.title = title;
+  }
+  reveal(): void {
+    this.visible = true;
+  }
+  /** What closing the panel does: fires onDidDispose once. */
+  dispose(): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.disposed.fire();
+  }
+}
+
+export const created: FakeWebviewPanel[] = [];
+
+export const window = {
+  createWebviewPanel(viewType: string, title: string): FakeWebviewPanel {
+    const p = new FakeWebviewPanel(viewType, title);
+    created.push(p);
+    return p;
+  },
+};
