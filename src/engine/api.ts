@@ -5,8 +5,8 @@
  */
 export type { Diagnostic, DiagnosticCode, Position, Range, Severity } from './diagnostics.ts';
 export { formatDiagnostic } from './diagnostics.ts';
-export type { Chain, HookName, Rule, Ruleset, Table, TargetInstance } from './model.ts';
-export { HOOKS, TABLE_HOOKS, baseChainsForHook } from './model.ts';
+export type { BaseChainInfo, Chain, HookChain, HookName, NfFamily, Rule, Ruleset, Table, TargetInstance } from './model.ts';
+export { HOOKS, NAT_CORE_PRIORITY, TABLE_HOOKS, baseChainsForHook, chainType, familySees } from './model.ts';
 export { parseIptables, DEFAULT_MAX_BYTES, looksBinary, type ParseOptions } from './iptables/parse.ts';
 export { validateRules } from './iptables/resolve.ts';
 export { printIptables, printRuleSpec } from './iptables/print.ts';

@@ -89,10 +89,38 @@ export interface Rule {
   readonly comment: string | null;
 }
 
+/**
+ * netfilter families as nftables names them. `ip`/`ip6` hold iptables' and ip6tables' tables too; `inet`
+ * chains see both; arp, bridge and netdev tables are read but not evaluated (the trace says so).
+ */
+export type NfFamily = 'ip' | 'ip6' | 'inet' | 'arp' | 'bridge' | 'netdev';
+
+/** Families whose base chains the evaluator runs, and for which packet families. */
+export function familySees(family: NfFamily | undefined, pkt: Family): boolean {
+  if (family === undefined || family === 'inet') return true;
+  return family === (pkt === 4 ? 'ip' : 'ip6');
+}
+
+/**
+ * Where a base chain is registered (nftables `type T hook H priority P`; iptables' built-in chains from
+ * TABLE_HOOKS). `hook` is one of HOOKS for the ip/ip6/inet families, otherwise the nft hook name as written
+ * (`ingress`, `egress`, arp's `input`…), which the evaluator never runs.
+ */
+export interface BaseChainInfo {
+  readonly hook: HookName | string;
+  readonly priority: number;
+  readonly type: TableKind;
+  readonly family: NfFamily;
+  /** netdev/ingress chains name their device. */
+  readonly device?: string;
+}
+
 export interface Chain {
   readonly name: string;
   readonly table: string;
   readonly builtin: boolean;
+  /** Set for base chains: the hook, priority, type and family the chain is registered with. */
+  readonly base?: BaseChainInfo;
   policy: 'ACCEPT' | 'DROP' | null;
   counters: Counters | null;
   readonly line: number;
@@ -101,8 +129,14 @@ export interface Chain {
 }
 
 export interface Table {
+  /** Any name for nftables; iptables' fixed names raw, mangle, nat, filter, security. */
   readonly name: string;
+  /** iptables: what the table is for. nftables tables mix chain types: read each base chain's `base.type`. */
   readonly kind: TableKind;
+  /** ip/ip6 for iptables' tables (from the dump's family), as written for nftables. */
+  readonly family?: NfFamily;
+  /** Set for tables read from nftables input (steps then carry the family). */
+  readonly nft?: boolean;
   readonly line: number;
   readonly range: Range;
   /** Chains in declaration order. */
@@ -110,9 +144,13 @@ export interface Table {
 }
 
 export interface Ruleset {
+  /** The packet family of an iptables dump; for nftables input the family of its first ip/ip6 table (4 when none). */
   readonly family: Family;
   readonly file: string;
+  /** iptables: keyed by table name; nftables: by `family name` (`ip nat`, `inet filter`). */
   readonly tables: Map<string, Table>;
+  /** Which front end built it (absent: iptables). */
+  readonly format?: 'iptables' | 'nft';
   readonly diagnostics: Diagnostic[];
   readonly ruleCount: number;
   readonly lineCount: number;
@@ -133,14 +171,46 @@ export const TABLE_HOOKS: Readonly<Record<string, { kind: TableKind; hooks: Part
   security: { kind: 'filter', hooks: { INPUT: 50, FORWARD: 50, OUTPUT: 50 } },
 };
 
-/** The base chains registered on a hook, in the order the kernel runs them. */
-export function baseChainsForHook(rs: Ruleset, hook: HookName): { table: Table; chain: Chain; priority: number }[] {
-  const out: { table: Table; chain: Chain; priority: number }[] = [];
+/** iptables' built-in chain of `table` on `hook`, as a base chain of the `ip`/`ip6` family. */
+export function iptablesBase(table: string, hook: string, family: Family): BaseChainInfo | undefined {
+  const t = TABLE_HOOKS[table];
+  const priority = t?.hooks[hook as HookName];
+  if (!t || priority === undefined) return undefined;
+  return { hook, priority, type: t.kind, family: family === 6 ? 'ip6' : 'ip' };
+}
+
+/**
+ * nf_nat's own hook priorities (nf_nat_proto.c `nf_nat_ipv4_ops`/`nf_nat_ipv6_ops`: NF_IP_PRI_NAT_DST -100 on
+ * PREROUTING and OUTPUT, NF_IP_PRI_NAT_SRC 100 on INPUT and POSTROUTING). Every nat-type base chain of a
+ * hook runs inside that one hook entry, in its own priority order (`nf_nat_register_fn`,
+ * `nf_nat_inet_fn`), whatever priority it was declared with.
+ */
+export const NAT_CORE_PRIORITY: Readonly<Record<HookName, number>> = { PREROUTING: -100, OUTPUT: -100, INPUT: 100, POSTROUTING: 100, FORWARD: 0 };
+
+export interface HookChain {
+  readonly table: Table;
+  readonly chain: Chain;
+  readonly priority: number;
+}
+
+/**
+ * The base chains registered on a hook that see packets of `family` (all when omitted), in the order the
+ * kernel runs them: by priority across tables. Equal priorities keep declaration order.
+ */
+export function baseChainsForHook(rs: Ruleset, hook: HookName, family?: Family): HookChain[] {
+  const out: HookChain[] = [];
   for (const table of rs.tables.values()) {
-    const prio = TABLE_HOOKS[table.name]?.hooks[hook];
-    if (prio === undefined) continue;
-    const chain = table.chains.get(hook);
-    if (chain) out.push({ table, chain, priority: prio });
+    if (family !== undefined && !familySees(table.family, family)) continue;
+    for (const chain of table.chains.values()) {
+      const base = chain.base ?? (chain.builtin ? iptablesBase(table.name, chain.name, rs.family) : undefined);
+      if (!base || base.hook !== hook) continue;
+      out.push({ table, chain, priority: base.priority });
+    }
   }
   return out.sort((a, b) => a.priority - b.priority);
+}
+
+/** A base chain's type: nat chains see only a connection's first packet, route chains re-route. */
+export function chainType(table: Table, chain: Chain): TableKind {
+  return chain.base?.type ?? table.kind;
 }

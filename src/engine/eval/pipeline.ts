@@ -11,8 +11,8 @@
  * the connection's direction (`nf_nat_inet_fn`): a nat table that accepts without a rule binds a null
  * mapping, so it is not consulted again for that connection.
  */
-import { type Addr, formatAddr, isLoopback } from '../net/addr.ts';
-import { type Chain, type HookName, type Ruleset, type Table, baseChainsForHook } from '../model.ts';
+import { type Addr, type Family, formatAddr, isLoopback } from '../net/addr.ts';
+import { type HookChain, type HookName, NAT_CORE_PRIORITY, type Ruleset, type TableKind, baseChainsForHook, chainType } from '../model.ts';
 import { format as formatRational, isZero, mul, toNumber } from '../rational.ts';
 import type { EvalEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
@@ -30,65 +30,105 @@ export interface Ending {
 
 type Continue = (p: Path) => Ending[];
 
-/** Runs after one table of a hook; returns a reason to drop the path, or null to go on. */
-type AfterTable = (table: string, p: Path) => string | null;
+/** Runs after one base chain of a hook; returns a reason to drop the path, or null to go on. */
+type AfterTable = (table: string, type: TableKind, p: Path) => string | null;
 
-type Stage = { readonly table: Table; readonly chain: Chain; readonly interceptor?: undefined } | { readonly interceptor: HookInterceptor };
+/**
+ * One entry of a hook: a filter or route base chain, all nat-type base chains of the hook together (they
+ * run inside nf_nat's one hook entry, NAT_CORE_PRIORITY), or an interceptor.
+ */
+type Stage =
+  | { readonly kind: 'chain'; readonly chains: readonly HookChain[]; readonly priority: number }
+  | { readonly kind: 'nat'; readonly chains: readonly HookChain[]; readonly priority: number }
+  | { readonly kind: 'interceptor'; readonly interceptor: HookInterceptor; readonly priority: number };
 
-/** The hook's base chains in priority order, with the interceptors registered on it slotted in by priority. */
-function stagesOf(rs: Ruleset, hook: HookName, env: EvalEnv): Stage[] {
-  const tables = baseChainsForHook(rs, hook);
-  const mine = (env.interceptors ?? []).filter((i) => i.hook === hook);
-  if (mine.length === 0) return tables;
-  const stages: (Stage & { priority: number })[] = [...tables, ...mine.map((i) => ({ interceptor: i, priority: i.priority }))];
-  // Stable: at equal priority the tables come first.
+/** The hook's entries in priority order, with the interceptors registered on it slotted in by priority. */
+function stagesOf(rs: Ruleset, hook: HookName, family: Family, env: EvalEnv): Stage[] {
+  const stages: Stage[] = [];
+  const nat: HookChain[] = [];
+  for (const hc of baseChainsForHook(rs, hook, family)) {
+    if (chainType(hc.table, hc.chain) === 'nat') nat.push(hc);
+    else stages.push({ kind: 'chain', chains: [hc], priority: hc.priority });
+  }
+  if (nat.length) stages.push({ kind: 'nat', chains: nat, priority: NAT_CORE_PRIORITY[hook] });
+  for (const i of env.interceptors ?? []) if (i.hook === hook) stages.push({ kind: 'interceptor', interceptor: i, priority: i.priority });
+  // Stable: at equal priority base chains keep declaration order, nat follows them, interceptors come last.
   return stages.sort((a, b) => a.priority - b.priority);
 }
 
+/** Why a nat chain does not see this packet, or null when it does (`nf_nat_inet_fn`). */
+function natSkip(p: Path, hook: HookName): string | null {
+  const dstHook = hook === 'PREROUTING' || hook === 'OUTPUT';
+  const ct = p.pkt.ct;
+  return ct.state === 'UNTRACKED' ? 'the packet is not tracked (NOTRACK), so it is never NATed'
+    : ct.state === 'INVALID' ? 'conntrack marked the packet INVALID, so it is never NATed'
+    : ct.state !== 'NEW' ? `only a connection's first packet traverses nat; this one is ${ct.state}`
+    : (dstHook ? ct.dstManipDone : ct.srcManipDone) ? `the connection's ${dstHook ? 'destination' : 'source'} NAT is already decided`
+    : null;
+}
+
+/** Whether a nat chain bound the connection's translation for this hook's direction. */
+function natBound(p: Path, hook: HookName): boolean {
+  const dstHook = hook === 'PREROUTING' || hook === 'OUTPUT';
+  return dstHook ? p.pkt.ct.dnat !== null : p.pkt.ct.snat !== null || p.masquerade;
+}
+
 /**
- * Runs every base chain of a hook, in priority order, on every path; calls `next` for the survivors.
- * Interceptors (intercept.ts) run between the tables at their priority.
+ * Runs every entry of a hook, in priority order, on every path; calls `next` for the survivors. `accept`
+ * ends only the base chain (the next entry runs), `drop`/`reject` end the packet. The nat entry runs its
+ * chains in priority order until one binds a translation; then (or after the last) the connection's
+ * translation for this direction is decided (`nf_nat_alloc_null_binding` when none bound).
  */
 function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: WalkOptions, next: Continue, afterTable?: AfterTable): Ending[] {
   path.events.push({ kind: 'hook', hook, iface: { in: path.pkt.inIface, out: path.pkt.outIface } });
   let live: Path[] = [path];
   const endings: Ending[] = [];
-  for (const stage of stagesOf(rs, hook, env)) {
-    if (stage.interceptor) {
+  for (const stage of stagesOf(rs, hook, path.pkt.family, env)) {
+    if (stage.kind === 'interceptor') {
       live = intercept(rs, stage.interceptor, live, env, opts, endings);
       continue;
     }
-    const { table, chain } = stage;
     const after: Path[] = [];
     for (const p of live) {
-      if (table.kind === 'nat') {
-        const dstHook = hook === 'PREROUTING' || hook === 'OUTPUT';
-        const ct = p.pkt.ct;
-        const skip =
-          ct.state === 'UNTRACKED' ? 'the packet is not tracked (NOTRACK), so it is never NATed'
-          : ct.state === 'INVALID' ? 'conntrack marked the packet INVALID, so it is never NATed'
-          : ct.state !== 'NEW' ? `only a connection's first packet traverses nat; this one is ${ct.state}`
-          : (dstHook ? ct.dstManipDone : ct.srcManipDone) ? `the connection's ${dstHook ? 'destination' : 'source'} NAT is already decided`
-          : null;
+      if (stage.kind === 'nat') {
+        const skip = natSkip(p, hook);
         if (skip) {
           p.events.push({ kind: 'nat-skipped', hook, reason: skip });
           after.push(p);
           continue;
         }
       }
-      for (const r of walkTable(table, chain, hook, p, env, opts)) {
-        if (table.kind === 'nat') {
-          if (hook === 'PREROUTING' || hook === 'OUTPUT') r.path.pkt.ct.dstManipDone = true;
-          else r.path.pkt.ct.srcManipDone = true;
+      let pending: Path[] = [p];
+      for (const { table, chain } of stage.chains) {
+        const accepted: Path[] = [];
+        for (const q of pending) {
+          for (const r of walkTable(table, chain, hook, q, env, opts)) {
+            const v = r.verdict;
+            const refused = v.kind === 'accept' && afterTable ? afterTable(table.name, chainType(table, chain), r.path) : null;
+            if (refused) endings.push(...drop(r.path, refused));
+            else if (v.kind === 'accept') accepted.push(r.path);
+            else if (v.kind === 'drop') endings.push({ path: r.path, disposition: 'dropped', reason: v.reason, rejectWith: null });
+            else if (v.kind === 'reject') endings.push({ path: r.path, disposition: 'rejected', reason: `REJECT with ${v.with}`, rejectWith: v.with });
+            else endings.push({ path: r.path, disposition: 'unknown', reason: v.reason, rejectWith: null });
+          }
         }
-        const v = r.verdict;
-        const refused = v.kind === 'accept' && afterTable ? afterTable(table.name, r.path) : null;
-        if (refused) endings.push(...drop(r.path, refused));
-        else if (v.kind === 'accept') after.push(r.path);
-        else if (v.kind === 'drop') endings.push({ path: r.path, disposition: 'dropped', reason: v.reason, rejectWith: null });
-        else if (v.kind === 'reject') endings.push({ path: r.path, disposition: 'rejected', reason: `REJECT with ${v.with}`, rejectWith: v.with });
-        else endings.push({ path: r.path, disposition: 'unknown', reason: v.reason, rejectWith: null });
+        if (stage.kind !== 'nat') {
+          pending = accepted;
+          continue;
+        }
+        // nat: a path whose translation is bound skips the hook's later nat chains; after the last chain the
+        // translation is decided either way (a null binding when none bound).
+        pending = [];
+        for (const q of accepted) {
+          const bound = natBound(q, hook);
+          if (bound || chain === stage.chains[stage.chains.length - 1]!.chain) {
+            if (hook === 'PREROUTING' || hook === 'OUTPUT') q.pkt.ct.dstManipDone = true;
+            else q.pkt.ct.srcManipDone = true;
+          }
+          (bound ? after : pending).push(q);
+        }
       }
+      after.push(...pending);
     }
     live = after;
   }
@@ -237,8 +277,9 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
   path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `route to ${formatAddr(pkt.dst)} leaves by ${pkt.outIface}` });
   // ip_route_me_harder runs right after the nat (and mangle) OUTPUT tables when they changed the packet
   // (`nf_nat_ipv4_local_fn`, `ipt_mangle_out`): later OUTPUT tables already see the new route.
-  const reroute: AfterTable = (table, p) => {
-    if (table !== 'nat' && table !== 'mangle') return null;
+  // nftables: route-type output chains (nft_chain_route.c `nf_route_table_hook4`) and nat chains.
+  const reroute: AfterTable = (table, type, p) => {
+    if (type !== 'nat' && type !== 'route') return null;
     const out = env.node.routeOut(p.pkt.dst);
     if (out === (p.rerouted ?? p.pkt.outIface)) return null;
     const refusedAgain = loopbackSourceRefused(p.pkt, out, env);

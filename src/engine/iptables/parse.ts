@@ -6,7 +6,7 @@
  */
 import { type Diagnostic, type DiagnosticCode, type Range, type Severity, lineRange } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
-import { type Chain, type Counters, type Rule, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
+import { type Chain, type Counters, type Rule, type Ruleset, type Table, TABLE_HOOKS, iptablesBase } from '../model.ts';
 import { TokenBuffer } from './tokenize.ts';
 import { IptRule, type TargetRef } from './rule-node.ts';
 import { resolveTable, validateRules } from './resolve.ts';
@@ -136,10 +136,12 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       const range: Range = { start: { line: thisLine, character: k }, end: { line: thisLine, character: line.length } };
       if (!TABLE_HOOKS[name]) report('unknown-table', 'error', `unknown table '${name}' (raw, mangle, nat, filter, security)`, thisLine, k, line.length);
       if (tables.has(name)) report('duplicate-chain', 'warning', `table ${name} appears again: iptables-restore flushes it and reads this section instead`, thisLine, k, line.length);
-      const t: Table = { name, kind: TABLE_HOOKS[name]?.kind ?? 'filter', line: thisLine, range, chains: new Map() };
+      const t: Table = { name, kind: TABLE_HOOKS[name]?.kind ?? 'filter', family: family === 6 ? 'ip6' : 'ip', line: thisLine, range, chains: new Map() };
       for (const b of BUILTIN_CHAINS[name] ?? []) {
         // Built-in chains exist even when a hand-written file does not declare them; their policy is ACCEPT.
-        t.chains.set(b, { name: b, table: name, builtin: true, policy: 'ACCEPT', counters: null, line: thisLine, range, rules: [] });
+        // They are base chains at the table's fixed hook and priority (TABLE_HOOKS).
+        const base = iptablesBase(name, b, family);
+        t.chains.set(b, { name: b, table: name, builtin: true, ...(base ? { base } : {}), policy: 'ACCEPT', counters: null, line: thisLine, range, rules: [] });
       }
       tables.set(name, t);
       table = t;
