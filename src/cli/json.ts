@@ -28,5 +28,6 @@ export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: bo
       ...(opts.events ? { events: o.events } : {}),
     })),
     warnings: trace.warnings,
+    ...(trace.node ? { node: trace.node } : {}),
   };
 }

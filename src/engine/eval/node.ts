@@ -30,7 +30,29 @@ export interface NodeConfig {
   readonly routeLocalnet?: boolean;
   /** net.ipv4.ip_forward; kube nodes forward. Default true. */
   readonly ipForward?: boolean;
+  /**
+   * Addresses nobody configured but the files imply (node-inference.ts): used like `addresses`, but every
+   * answer that depends on them says where they came from.
+   */
+  readonly inferred?: readonly InferredAddress[];
 }
+
+/** A node address read off the files rather than given: `from` is `file:line`, `why` the evidence. */
+export interface InferredAddress {
+  readonly address: string;
+  readonly iface?: string;
+  readonly from: string;
+  readonly why: string;
+}
+
+/**
+ * The stand-in for "the node's address on the uplink" when no address of a family is known: RFC 7600's
+ * IPv4 dummy address (192.0.0.8, for hosts that have no IPv4 address) and an address of the IPv6
+ * discard-only prefix (RFC 6666). It is shown by its label, never by its digits; the trace states the
+ * assumptions it brings (trace.ts): it is local, it is the MASQUERADE source, it is none of the packet's
+ * written addresses, and the rules' address ranges were tested against the stand-in's digits.
+ */
+const SYMBOLIC: { readonly [F in Family]: Addr } = { 4: { v: 4, n: 0xc0000008 }, 6: { v: 6, n: 0x01000000000000000000000000000008n } };
 
 interface Iface {
   readonly name: string;
@@ -46,7 +68,10 @@ export class NodeModel {
   private readonly ifaces = new Map<string, Iface>();
   private readonly routes: { net: Net; iface: string }[] = [];
   private readonly local: Addr[] = [];
+  private readonly symbolicFamilies = new Set<Family>();
   readonly problems: string[] = [];
+  /** The inferred addresses the node uses, as given. */
+  readonly inferred: readonly InferredAddress[];
 
   constructor(config: NodeConfig = {}) {
     this.uplink = config.uplink ?? 'eth0';
@@ -72,14 +97,23 @@ export class NodeModel {
         this.problems.push(`'${text}' is not an IP address`);
         continue;
       }
-      if (!this.local.some((a) => a.v === addr.v && a.n === addr.n)) this.local.push(addr);
-      // A node address given without an interface lives on the uplink, as a kind node's eth0 does.
-      let up = this.ifaces.get(this.uplink);
-      if (!up) {
-        up = { name: this.uplink, addrs: [] };
-        this.ifaces.set(this.uplink, up);
-      }
-      if (!up.addrs.some((x) => x.addr.v === addr.v && x.addr.n === addr.n)) up.addrs.push({ addr, net: hostNet(addr) });
+      this.addOnIface(addr, this.uplink);
+    }
+    // Inferred addresses count only for a family the user said nothing about.
+    const used: InferredAddress[] = [];
+    const given = new Set(this.local.map((a) => a.v));
+    for (const inf of config.inferred ?? []) {
+      const addr = parseAddr(inf.address);
+      if (!addr || given.has(addr.v)) continue;
+      this.addOnIface(addr, inf.iface ?? this.uplink);
+      used.push(inf);
+    }
+    this.inferred = used;
+    // Zero configuration: the node still has an address on its uplink, only not a known one.
+    for (const f of [4, 6] as const) {
+      if (this.local.some((a) => a.v === f)) continue;
+      this.symbolicFamilies.add(f);
+      this.addOnIface(SYMBOLIC[f], this.uplink);
     }
     for (const r of config.routes ?? []) {
       const net = parseNet(r.dst);
@@ -98,7 +132,38 @@ export class NodeModel {
     this.routes.sort((a, b) => (b.net.prefix ?? 0) - (a.net.prefix ?? 0));
   }
 
-  /** The node's addresses, primary first. */
+  private addOnIface(addr: Addr, name: string): void {
+    if (!this.local.some((a) => a.v === addr.v && a.n === addr.n)) this.local.push(addr);
+    // A node address given without an interface lives on the uplink, as a kind node's eth0 does.
+    let itf = this.ifaces.get(name);
+    if (!itf) {
+      itf = { name, addrs: [] };
+      this.ifaces.set(name, itf);
+    }
+    if (!itf.addrs.some((x) => x.addr.v === addr.v && x.addr.n === addr.n)) itf.addrs.push({ addr, net: hostNet(addr) });
+  }
+
+  /** True when the node's address of this family (or any family) is the symbolic stand-in. */
+  isSymbolic(family?: Family): boolean {
+    return family ? this.symbolicFamilies.has(family) : this.symbolicFamilies.size > 0;
+  }
+
+  /** True when `a` is the symbolic stand-in of its family. */
+  isSymbolicAddr(a: Addr): boolean {
+    return this.symbolicFamilies.has(a.v) && a.n === SYMBOLIC[a.v].n;
+  }
+
+  /** How the symbolic address reads: `node(eth0)`, "the node's address on eth0". */
+  get symbolicLabel(): string {
+    return `node(${this.uplink})`;
+  }
+
+  /** An address as the trace shows it: the symbolic stand-in by its label, any other by its digits. */
+  show(a: Addr): string {
+    return this.isSymbolicAddr(a) ? this.symbolicLabel : formatAddr(a);
+  }
+
+  /** The node's addresses, primary first (the symbolic stand-in included). */
   addresses(family?: Family): Addr[] {
     return family ? this.local.filter((a) => a.v === family) : [...this.local];
   }
@@ -162,7 +227,12 @@ export class NodeModel {
     return 'UNICAST';
   }
 
+  /** Addresses the user gave or the files implied, without the symbolic stand-ins. */
+  knownAddresses(family?: Family): Addr[] {
+    return this.addresses(family).filter((a) => !this.isSymbolicAddr(a));
+  }
+
   describe(): string {
-    return this.local.map(formatAddr).join(', ') || '(no node addresses given)';
+    return this.local.map((a) => this.show(a)).join(', ');
   }
 }

@@ -103,13 +103,20 @@ function defaultState(proto: number, icmpType: number | string | undefined): CtS
 
 export type BuiltPacket = { ok: true; pkt: PacketState; from: 'outside' | 'local' } | { ok: false; error: string };
 
+/** `node` or `node(eth0)`: the node's own address, whatever it is (the symbolic one when none is known). */
+const NODE_WORD = /^node(?:\([^)]*\))?$/i;
+
 export function buildPacket(input: PacketInput, family: Family | null, nodeAddr: (f: Family) => Addr | null, isLocal: (a: Addr) => boolean): BuiltPacket {
   const proto = protoNumber(input.protocol === 'icmpv6' ? 'ipv6-icmp' : input.protocol);
   if (proto === null) return { ok: false, error: `'${input.protocol}' is not a protocol` };
-  const dst = parseAddr(input.dst);
+  // The family of a packet written with `node` comes from its other address, else the ruleset's.
+  const other = [input.src, input.dst].map((t) => (t && !NODE_WORD.test(t) ? parseAddr(t) : null)).find((a) => a) ?? null;
+  const fam: Family = other?.v ?? family ?? 4;
+  const read = (t: string): Addr | null => (NODE_WORD.test(t) ? nodeAddr(fam) : parseAddr(t));
+  const dst = read(input.dst);
   if (!dst) return { ok: false, error: `'${input.dst}' is not an IP address` };
   if (family !== null && dst.v !== family) return { ok: false, error: `${input.dst} is IPv${dst.v} but the ruleset is IPv${family}` };
-  let src: Addr | null = input.src ? parseAddr(input.src) : null;
+  let src: Addr | null = input.src ? read(input.src) : null;
   if (input.src && !src) return { ok: false, error: `'${input.src}' is not an IP address` };
   if (src && src.v !== dst.v) return { ok: false, error: `source ${input.src} and destination ${input.dst} are of different families` };
   const fromRaw = input.from ?? 'auto';

@@ -188,7 +188,7 @@ function resend(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions, dispos
   pkt.inIface = null;
   pkt.outIface = env.node.routeOut(pkt.dst);
   path.rerouted = null;
-  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `${pkt.sentBy ?? 'an interceptor'} sends the packet on to ${formatAddr(pkt.dst)} through LOCAL_OUT: leaves by ${pkt.outIface}` });
+  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `${pkt.sentBy ?? 'an interceptor'} sends the packet on to ${env.node.show(pkt.dst)} through LOCAL_OUT: leaves by ${pkt.outIface}` });
   return runHook(rs, 'OUTPUT', path, env, opts, (p) => runHook(rs, 'POSTROUTING', p, env, opts, (q) => leave(rs, q, env, opts, disposition)));
 }
 
@@ -197,7 +197,7 @@ function leave(rs: Ruleset, q: Path, env: EvalEnv, opts: WalkOptions, dispositio
   q.pkt.ct.status.add('CONFIRMED');
   if (q.pkt.outIface !== 'lo') return [{ path: q, disposition, reason: null, rejectWith: null }];
   // Sent to the node itself: the packet comes back in through lo.
-  q.events.push({ kind: 'routing', decision: 'loopback', iface: 'lo', reason: `${formatAddr(q.pkt.dst)} is local: the packet loops back through lo` });
+  q.events.push({ kind: 'routing', decision: 'loopback', iface: 'lo', reason: `${env.node.show(q.pkt.dst)} is local: the packet loops back through lo` });
   q.pkt.inIface = 'lo';
   q.pkt.outIface = null;
   return runHook(rs, 'PREROUTING', q, env, opts, (r) => routeInput(rs, r, env, opts));
@@ -219,28 +219,28 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
   const node = env.node;
   const onLo = pkt.inIface === 'lo';
   if (pkt.family === 4 && !onLo && !node.routeLocalnet) {
-    if (isLoopback(pkt.src)) return drop(path, `martian source ${formatAddr(pkt.src)} on ${pkt.inIface}: 127.0.0.0/8 is only valid on lo unless route_localnet=1`);
-    if (isLoopback(pkt.dst)) return drop(path, `martian destination ${formatAddr(pkt.dst)} on ${pkt.inIface}: 127.0.0.0/8 is only routed on lo unless route_localnet=1`);
+    if (isLoopback(pkt.src)) return drop(path, `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: 127.0.0.0/8 is only valid on lo unless route_localnet=1`);
+    if (isLoopback(pkt.dst)) return drop(path, `martian destination ${env.node.show(pkt.dst)} on ${pkt.inIface}: 127.0.0.0/8 is only routed on lo unless route_localnet=1`);
   }
   // fib_validate_source: a packet arriving from outside with one of the node's own addresses as its
   // source is a martian (accept_local is 0 by default).
   if (!onLo && node.isLocal(pkt.src) && !isLoopback(pkt.src)) {
-    return drop(path, `martian source ${formatAddr(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`);
+    return drop(path, `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`);
   }
   const t = node.addrType(pkt.dst);
   if (t === 'MULTICAST' && !isAllHosts(pkt.dst)) {
-    return drop(path, `${formatAddr(pkt.dst)} is a multicast group the node is not known to have joined (memberships are not in the dump; only the all-hosts group is assumed) and multicast routing is off`);
+    return drop(path, `${env.node.show(pkt.dst)} is a multicast group the node is not known to have joined (memberships are not in the dump; only the all-hosts group is assumed) and multicast routing is off`);
   }
   if (node.isLocal(pkt.dst) || t === 'BROADCAST' || t === 'MULTICAST') {
-    path.events.push({ kind: 'routing', decision: 'local', iface: null, reason: `${formatAddr(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally` });
+    path.events.push({ kind: 'routing', decision: 'local', iface: null, reason: `${env.node.show(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally` });
     return runHook(rs, 'INPUT', path, env, opts, (p) => {
       p.pkt.ct.status.add('CONFIRMED');
       return [{ path: p, disposition: 'local', reason: null, rejectWith: null }];
     });
   }
-  if (!node.ipForward) return drop(path, `${formatAddr(pkt.dst)} is not local and forwarding is off (ip_forward=0)`);
+  if (!node.ipForward) return drop(path, `${env.node.show(pkt.dst)} is not local and forwarding is off (ip_forward=0)`);
   pkt.outIface = node.routeOut(pkt.dst);
-  path.events.push({ kind: 'routing', decision: 'forward', iface: pkt.outIface, reason: `${formatAddr(pkt.dst)} is not local: forward out of ${pkt.outIface}` });
+  path.events.push({ kind: 'routing', decision: 'forward', iface: pkt.outIface, reason: `${env.node.show(pkt.dst)} is not local: forward out of ${pkt.outIface}` });
   return runHook(rs, 'FORWARD', path, env, opts, (p) => {
     p.pkt.inIface = null;
     return runHook(rs, 'POSTROUTING', p, env, opts, (q) => {
@@ -264,7 +264,7 @@ export function traceArriving(rs: Ruleset, pkt: PacketState, inIface: string, en
  */
 function loopbackSourceRefused(pkt: PacketState, out: string, env: EvalEnv): string | null {
   if (pkt.family !== 4 || !isLoopback(pkt.src) || out === 'lo' || env.node.routeLocalnet) return null;
-  return `no route: source ${formatAddr(pkt.src)} cannot leave by ${out} (127.0.0.0/8 stays on lo unless route_localnet=1; EINVAL)`;
+  return `no route: source ${env.node.show(pkt.src)} cannot leave by ${out} (127.0.0.0/8 stays on lo unless route_localnet=1; EINVAL)`;
 }
 
 /** Traces a packet a process on the node sends. */
@@ -274,7 +274,7 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
   const path = newPath(pkt);
   const refused = loopbackSourceRefused(pkt, pkt.outIface, env);
   if (refused) return drop(path, refused);
-  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `route to ${formatAddr(pkt.dst)} leaves by ${pkt.outIface}` });
+  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `route to ${env.node.show(pkt.dst)} leaves by ${pkt.outIface}` });
   // ip_route_me_harder runs right after the nat (and mangle) OUTPUT tables when they changed the packet
   // (`nf_nat_ipv4_local_fn`, `ipt_mangle_out`): later OUTPUT tables already see the new route.
   // nftables: route-type output chains (nft_chain_route.c `nf_route_table_hook4`) and nat chains.
@@ -284,7 +284,7 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
     if (out === (p.rerouted ?? p.pkt.outIface)) return null;
     const refusedAgain = loopbackSourceRefused(p.pkt, out, env);
     if (refusedAgain) return refusedAgain;
-    p.events.push({ kind: 'routing', decision: 'output', iface: out, reason: `re-routed after ${table} OUTPUT changed the destination to ${formatAddr(p.pkt.dst)}: leaves by ${out}` });
+    p.events.push({ kind: 'routing', decision: 'output', iface: out, reason: `re-routed after ${table} OUTPUT changed the destination to ${env.node.show(p.pkt.dst)}: leaves by ${out}` });
     p.rerouted = out;
     return null;
   };
@@ -297,13 +297,16 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
   }, reroute);
 }
 
-export function viewPacket(pkt: PacketState): PacketView {
+/** How an address reads in the trace (NodeModel.show: the symbolic node address by its label). */
+export type ShowAddr = (a: Addr) => string;
+
+export function viewPacket(pkt: PacketState, show: ShowAddr = formatAddr): PacketView {
   return {
     family: pkt.family,
     protocol: protoName(pkt.proto),
-    src: formatAddr(pkt.src),
+    src: show(pkt.src),
     sport: pkt.sport,
-    dst: formatAddr(pkt.dst),
+    dst: show(pkt.dst),
     dport: pkt.dport,
     in: pkt.inIface,
     out: pkt.outIface,
@@ -313,22 +316,22 @@ export function viewPacket(pkt: PacketState): PacketView {
   };
 }
 
-function hostPort(a: Addr, port: number | null): string {
-  const s = formatAddr(a);
+function hostPort(a: Addr, port: number | null, show: ShowAddr): string {
+  const s = show(a);
   if (port === null) return s;
   return a.v === 6 ? `[${s}]:${port}` : `${s}:${port}`;
 }
 
-export function toOutcome(e: Ending): Omit<TraceOutcome, 'paths'> {
+export function toOutcome(e: Ending, show: ShowAddr = formatAddr): Omit<TraceOutcome, 'paths'> {
   const p = e.path;
   const ct = p.pkt.ct;
   return {
     probability: toNumber(p.prob),
     probabilityExact: formatRational(p.prob),
     disposition: e.disposition,
-    packet: viewPacket(p.pkt),
-    dnat: ct.dnat ? hostPort(ct.dnat.addr, ct.dnat.port) : null,
-    snat: ct.snat ? formatAddr(ct.snat.addr) : null,
+    packet: viewPacket(p.pkt, show),
+    dnat: ct.dnat ? hostPort(ct.dnat.addr, ct.dnat.port, show) : null,
+    snat: ct.snat ? show(ct.snat.addr) : null,
     masquerade: p.masquerade,
     rejectWith: e.rejectWith,
     reason: e.reason,

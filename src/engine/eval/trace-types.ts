@@ -100,4 +100,13 @@ export interface Trace {
   /** True when some outcome depends on an assumption about an undecidable match. */
   readonly unknown: boolean;
   readonly warnings: readonly string[];
+  /**
+   * The node the trace assumed, for the packet's family: the addresses given or inferred (`inferred` says
+   * from where), or `symbolic`, the label of the stand-in address when none is known (`node(eth0)`).
+   */
+  readonly node?: {
+    readonly addresses: readonly string[];
+    readonly symbolic: string | null;
+    readonly inferred: readonly { readonly address: string; readonly iface?: string; readonly from: string; readonly why: string }[];
+  };
 }

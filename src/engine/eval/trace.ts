@@ -9,8 +9,10 @@ import { type Rational, add, format as formatRational, rational, toNumber } from
 import type { EvalEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
 import { type NodeConfig, NodeModel } from './node.ts';
+import { inferNodeAddresses, nodePortHint } from './node-inference.ts';
+import { isLoopback, parseAddr } from '../net/addr.ts';
 import { type PacketInput, buildPacket } from './packet-spec.ts';
-import { type Ending, toOutcome, traceArriving, traceLocal, viewPacket } from './pipeline.ts';
+import { type Ending, type ShowAddr, toOutcome, traceArriving, traceLocal, viewPacket } from './pipeline.ts';
 import type { Trace, TraceOutcome } from './trace-types.ts';
 
 export interface TraceOptions {
@@ -24,6 +26,11 @@ export interface TraceOptions {
   readonly budget?: number;
   /** Packet handlers registered on hooks beside the tables, such as IPVS (intercept.ts). Default none. */
   readonly interceptors?: readonly HookInterceptor[];
+  /**
+   * Read node addresses off the ruleset when `node` is a config without addresses of a family
+   * (node-inference.ts). Default true; a NodeModel passed as `node` is used as it is.
+   */
+  readonly inferNode?: boolean;
 }
 
 export type TraceResult = { ok: true; trace: Trace } | { ok: false; error: string };
@@ -41,10 +48,10 @@ function endingKey(o: Omit<TraceOutcome, 'paths'>): string {
   ].join('|');
 }
 
-export function mergeEndings(endings: Ending[]): TraceOutcome[] {
+export function mergeEndings(endings: Ending[], show?: ShowAddr): TraceOutcome[] {
   const byKey = new Map<string, { outcome: Omit<TraceOutcome, 'paths'>; prob: Rational; paths: number; order: number }>();
   for (const e of endings) {
-    const o = toOutcome(e);
+    const o = toOutcome(e, show);
     const key = endingKey(o);
     const prev = byKey.get(key);
     if (prev) {
@@ -57,18 +64,47 @@ export function mergeEndings(endings: Ending[]): TraceOutcome[] {
     .map((v) => ({ ...v.outcome, probability: toNumber(v.prob), probabilityExact: formatRational(v.prob), paths: v.paths }));
 }
 
+/** The node a trace runs on: as given, or the given config completed by what the ruleset implies. */
+export function nodeFor(rs: Ruleset, config: NodeConfig | NodeModel | undefined, infer = true): NodeModel {
+  if (config instanceof NodeModel) return config;
+  if (!infer || config?.inferred) return new NodeModel(config);
+  const inferred = inferNodeAddresses(rs);
+  return new NodeModel(inferred.length ? { ...config, inferred } : config);
+}
+
 export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptions = {}): TraceResult {
-  const node = options.node instanceof NodeModel ? options.node : new NodeModel(options.node);
+  const node = nodeFor(rs, options.node, options.inferNode ?? true);
+  const hint = options.node instanceof NodeModel ? null : nodePortHint(rs, input, (t) => {
+    const a = parseAddr(t);
+    return a !== null && node.isSymbolic(a.v) && !isLoopback(a) && !node.isLocal(a);
+  });
+  if (!hint) return traceOn(rs, input, options, node);
+  // Both readings of "is the written address this node's?", each outcome under its assumption.
+  const given = options.node instanceof NodeModel ? undefined : options.node;
+  const why = `${hint.address} is this node's address (port ${input.dport} is a NodePort here; no node address was given)`;
+  const asNode = traceOn(rs, input, options, new NodeModel({ ...given, inferred: [...node.inferred, { address: hint.address, from: hint.from, why: 'assumed: the packet is sent to a NodePort' }] }));
+  const other = traceOn(rs, input, options, node);
+  if (!asNode.ok || !other.ok) return other;
+  const tag = (assumed: 'matches' | 'does not match') => ({ table: 'nat', chain: 'KUBE-NODEPORTS', rule: hint.rule.index, line: hint.rule.line + 1, assumed, reason: why });
+  const outcomes = [
+    ...asNode.trace.outcomes.map((o) => ({ ...o, assumptions: [tag('matches'), ...o.assumptions] })),
+    ...other.trace.outcomes.map((o) => ({ ...o, assumptions: [tag('does not match'), ...o.assumptions] })),
+  ];
+  const warnings = [`${hint.address}:${input.dport} may be a NodePort of this node (${hint.from}); no node address was given, so the trace shows both: ${hint.address} is this node's address, and it is not (pass --node-ip to decide)`, ...other.trace.warnings];
+  return { ok: true, trace: { ...other.trace, outcomes, unknown: true, warnings } };
+}
+
+function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: NodeModel): TraceResult {
   const built = buildPacket(input, rs.tables.size ? rs.family : null, (f) => node.primary(f), (a) => node.isLocal(a));
   if (!built.ok) return built;
   const env: EvalEnv = { node, ipsets: options.ipsets ?? null, recent: new Set(options.recent ?? []), hook: 'PREROUTING', table: '', ...(options.interceptors?.length ? { interceptors: options.interceptors } : {}) };
   const opts = { explain: options.explain ?? true, budget: options.budget ?? 4_000_000 };
-  const start = viewPacket(built.pkt);
+  const show = (a: Parameters<ShowAddr>[0]) => node.show(a);
+  const start = viewPacket(built.pkt, show);
   const endings =
     built.from === 'local' ? traceLocal(rs, built.pkt, env, opts) : traceArriving(rs, built.pkt, input.in ?? node.uplink, env, opts);
-  const outcomes = mergeEndings(endings);
-  const warnings = [...node.problems];
-  if (node.addresses().length === 0) warnings.push('no node addresses given: addrtype LOCAL and local delivery only know 127.0.0.0/8 (pass --node-ip)');
+  const outcomes = mergeEndings(endings, show);
+  const warnings = [...node.problems, ...nodeWarnings(node, built.pkt.family)];
   return {
     ok: true,
     trace: {
@@ -77,8 +113,30 @@ export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptio
       outcomes,
       unknown: outcomes.some((o) => o.assumptions.length > 0 || o.disposition === 'unknown'),
       warnings,
+      node: {
+        addresses: node.knownAddresses(built.pkt.family).map(show),
+        symbolic: node.isSymbolic(built.pkt.family) ? node.symbolicLabel : null,
+        inferred: node.inferred.filter((i) => i.address.includes(':') === (built.pkt.family === 6)),
+      },
     },
   };
+}
+
+/** What the trace assumed about the node: the symbolic address, or addresses read off the files. */
+function nodeWarnings(node: NodeModel, family: 4 | 6): string[] {
+  const out: string[] = [];
+  for (const i of node.inferred) {
+    if (i.address.includes(':') !== (family === 6)) continue;
+    out.push(`node address ${i.address} inferred from ${i.from}: ${i.why} (pass --node-ip to say otherwise)`);
+  }
+  if (node.isSymbolic(family)) {
+    out.push(
+      `no node address given: assumed the node has one address on ${node.uplink}, shown as ${node.symbolicLabel} — it is local (addrtype LOCAL), ` +
+        `the MASQUERADE source, and none of the addresses written in the packet; write ${node.symbolicLabel} (or node) in a packet for the node itself, ` +
+        `or pass --node-ip / set packetlens.node.addresses`,
+    );
+  }
+  return out;
 }
 
 /**

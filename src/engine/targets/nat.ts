@@ -177,11 +177,18 @@ export const masqueradeTarget = defineTarget<MasqSpec>({
   compile: (opts, ctx) => ({ ports: portsOpt(opts, ctx), randomFully: opts.some((o) => o.name === '--random-fully'), random: opts.some((o) => o.name === '--random') }),
   apply(spec, pkt, env: EvalEnv) {
     // MASQUERADE takes the address the outgoing interface would use (`inet_select_addr`).
+    // Without node configuration the node still has an address, only not a known one: the symbolic
+    // stand-in (node.ts), so a missing setting never reads as the kernel's "cannot masquerade" drop.
     const src = env.node.sourceFor(pkt.outIface ?? env.node.uplink, pkt.family);
     if (!src) return { effect: { kind: 'drop' }, text: 'MASQUERADE failed: the outgoing interface has no address', note: 'the kernel drops a packet it cannot masquerade' };
     applySnat(pkt, src, spec.ports?.from ?? null);
     const portNote = spec.randomFully ? ' (source port randomized, --random-fully)' : '';
-    return { effect: ACCEPT, text: `MASQUERADE → ${formatAddr(src)}${portNote}` };
+    const symbolic = env.node.isSymbolicAddr(src);
+    return {
+      effect: ACCEPT,
+      text: `MASQUERADE → ${env.node.show(src)}${portNote}`,
+      ...(symbolic ? { note: `masqueraded to the node's address on ${env.node.uplink}, which no setting gives (pass --node-ip or set packetlens.node.addresses to see it)` } : {}),
+    };
   },
   describe: (spec) => `rewrite the source to the outgoing interface's address (MASQUERADE${spec.randomFully ? ', random source port' : ''})`,
 });
@@ -200,7 +207,8 @@ export const redirectTarget = defineTarget<{ ports: { from: number; to: number }
     const addr = env.hook === 'OUTPUT' ? (pkt.family === 4 ? { v: 4 as const, n: 0x7f000001 } : { v: 6 as const, n: 1n }) : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
     if (!addr) return { effect: { kind: 'drop' }, text: 'REDIRECT failed: the incoming interface has no address' };
     applyDnat(pkt, addr, spec.ports?.from ?? null);
-    return { effect: ACCEPT, text: `REDIRECT → ${hostPort(pkt.dst, pkt.dport, pkt)}` };
+    const shown = env.node.isSymbolicAddr(pkt.dst) ? `${env.node.show(pkt.dst)}${portPart(pkt, pkt.dport)}` : hostPort(pkt.dst, pkt.dport, pkt);
+    return { effect: ACCEPT, text: `REDIRECT → ${shown}` };
   },
   describe: (spec) => `redirect to this node${spec.ports ? ` port ${spec.ports.from}` : ''} (REDIRECT)`,
 });

@@ -1,0 +1,99 @@
+/**
+ * What a dump says about the node it came from, when nobody said which node that is. Each value is a
+ * hint, labelled with the line it came from; the trace uses it only for a family the user gave no address
+ * of, and says so (trace.ts warnings).
+ *
+ * - kube-proxy's `nodePortAddresses` (`--nodeport-addresses`): instead of the catch-all
+ *   `-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS`, kube-proxy writes one
+ *   `-A KUBE-SERVICES -d <node IP>/32 … -j KUBE-NODEPORTS` per node address inside those CIDRs
+ *   (pkg/proxy/iptables/proxier.go, "kubernetes service nodeports; NOTE: this must be the last rule in
+ *   this chain"): these are this node's own addresses.
+ * - `SNAT --to-source <one address>` in nat POSTROUTING with `-o <iface>`: the address a source NAT
+ *   rewrites to on that interface, the static form of MASQUERADE (iptables-extensions(8), SNAT), usually
+ *   the interface's own address.
+ *
+ * Only rules whose text mentions KUBE-NODEPORTS or SNAT are compiled, so a 300k-rule dump costs a scan.
+ */
+import type { Chain, Rule, Ruleset } from '../model.ts';
+import { formatAddr } from '../net/addr.ts';
+import type { InferredAddress } from './node.ts';
+import { parseNatRange } from '../targets/nat.ts';
+
+function hostRoute(rule: Rule): string | null {
+  const d = rule.ip.dst;
+  if (!d || d.negated) return null;
+  const full = d.value.v === 4 ? 32 : 128;
+  return d.value.prefix === full ? formatAddr(d.value.v === 4 ? { v: 4, n: d.value.n } : { v: 6, n: d.value.n }) : null;
+}
+
+function where(rs: Ruleset, rule: Rule): string {
+  return `${rs.file}:${rule.line + 1}`;
+}
+
+function nodePortAddresses(rs: Ruleset, services: Chain | undefined, out: InferredAddress[]): void {
+  for (const rule of services?.rules ?? []) {
+    if (!rule.raw.includes('KUBE-NODEPORTS')) continue;
+    const t = rule.target;
+    if (!t || t.kind !== 'jump' || t.chain !== 'KUBE-NODEPORTS') continue;
+    const addr = hostRoute(rule);
+    if (addr) out.push({ address: addr, from: where(rs, rule), why: `kube-proxy sends NodePorts on ${addr} to KUBE-NODEPORTS (nodePortAddresses): it is this node's address` });
+  }
+}
+
+function snatSources(rs: Ruleset, nat: Map<string, Chain>, out: InferredAddress[]): void {
+  // Only the chains POSTROUTING reaches, breadth-first, bounded by the number of chains.
+  const seen = new Set<string>(['POSTROUTING']);
+  const queue = ['POSTROUTING'];
+  while (queue.length > 0) {
+    const chain = nat.get(queue.shift()!);
+    for (const rule of chain?.rules ?? []) {
+      const t = rule.target;
+      if (t && (t.kind === 'jump' || t.kind === 'goto') && !seen.has(t.chain)) {
+        seen.add(t.chain);
+        queue.push(t.chain);
+      }
+      if (!rule.raw.includes('SNAT') || t?.kind !== 'target' || t.module.name !== 'SNAT') continue;
+      const m = /--to-source\s+(\S+)|--to\s+(\S+)/.exec(rule.raw);
+      const range = m ? parseNatRange((m[1] ?? m[2])!) : null;
+      const o = rule.ip.outIface;
+      if (!range?.from || !range.to || range.from.n !== range.to.n || !o || o.negated || o.value.name.endsWith('+')) continue;
+      const addr = formatAddr(range.from);
+      if (out.some((x) => x.address === addr)) continue;
+      out.push({ address: addr, iface: o.value.name, from: where(rs, rule), why: `SNAT --to-source ${addr} for packets leaving by ${o.value.name}: taken as ${o.value.name}'s address` });
+    }
+  }
+}
+
+/** The node addresses a ruleset implies, most certain first. */
+export function inferNodeAddresses(rs: Ruleset): InferredAddress[] {
+  const nat = rs.tables.get('nat')?.chains;
+  if (!nat) return [];
+  const out: InferredAddress[] = [];
+  nodePortAddresses(rs, nat.get('KUBE-SERVICES'), out);
+  snatSources(rs, nat, out);
+  return out;
+}
+
+/** A KUBE-NODEPORTS rule for a packet's destination port: the packet may well be aimed at this node. */
+export interface NodePortHint {
+  readonly rule: Rule;
+  readonly address: string;
+  readonly from: string;
+}
+
+/**
+ * When the node's address is unknown and a packet from outside goes to a written address on a port
+ * kube-proxy serves as a NodePort here, whether that address is the node's decides the answer (local
+ * NodePort handling or plain forwarding); the trace then shows both, each under its assumption.
+ */
+export function nodePortHint(rs: Ruleset, input: { protocol: string; dst: string; dport?: number; src?: string; from?: string }, isAddr: (t: string) => boolean): NodePortHint | null {
+  if (input.dport === undefined || input.from === 'local' || !input.src || !isAddr(input.dst)) return null;
+  const chain = rs.tables.get('nat')?.chains.get('KUBE-NODEPORTS');
+  const proto = input.protocol.toLowerCase();
+  const port = new RegExp(`--dport ${input.dport}(?!\\d)`);
+  for (const rule of chain?.rules ?? []) {
+    if (!port.test(rule.raw) || !new RegExp(`-p ${proto}\\b`).test(rule.raw)) continue;
+    return { rule, address: input.dst, from: where(rs, rule) };
+  }
+  return null;
+}
