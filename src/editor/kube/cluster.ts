@@ -81,6 +81,19 @@ export class ClusterView {
     return this.model.nodes.find((n) => !n.controlPlane) ?? this.model.nodes[0];
   }
 
+  /**
+   * What a port's endpoints rest on that the manifests do not say: nodes assumed because there are none
+   * (a default single-node cluster) and pods placed from workloads. Null when nothing is predicted.
+   */
+  predictedEndpoints(sp: ServicePortInfo): string | null {
+    const parts: string[] = [];
+    const assumed = this.model.predictions.filter((p) => p.field === 'node');
+    if (assumed.length) parts.push(`${assumed[0]!.reason} (${assumed.map((p) => p.value).join(', ')})`);
+    const placed = new Set(sp.endpoints.map((e) => this.pod(e.podName ? `${sp.namespace}/${e.podName}` : null)).filter((p) => p?.predicted).map((p) => p!.owner));
+    if (placed.size) parts.push(`pods of ${[...placed].join(', ')} placed by replica count`);
+    return parts.length ? `predicted: ${parts.join('; ')}` : null;
+  }
+
   /** The prediction that filled in `field` of a Service (`clusterIP`, `loadBalancer IP`) or of one port (`nodePort`). */
   prediction(sp: ServicePortInfo, field: 'clusterIP' | 'loadBalancer IP' | 'nodePort'): string | null {
     const subject = field === 'nodePort' ? `Service ${sp.namespace}/${sp.name}:${sp.portName || sp.port}` : `Service ${sp.namespace}/${sp.name}`;

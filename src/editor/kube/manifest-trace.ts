@@ -58,7 +58,9 @@ export function runManifestTrace(view: ClusterView, packet: string, node: string
     const last = d?.hops[d.hops.length - 1];
     return { ...o, reaches: d && d.hops.length ? `${d.hops.map(hopText).join(' → ')}${last ? ` (${last.reason})` : ''}` : null };
   });
-  const warnings = [...(view.modeNote ? [view.modeNote] : []), ...base.warnings];
+  const assumed = view.model.predictions.find((p) => p.field === 'node');
+  const nodes = assumed ? [`predicted: ${assumed.reason}; the trace runs on ${v.node}`] : [];
+  const warnings = [...nodes, ...(view.modeNote ? [view.modeNote] : []), ...base.warnings];
   return { ok: true, value: v, dump, diagram: { ...base, outcomes, route, warnings } };
 }
 

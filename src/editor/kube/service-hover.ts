@@ -64,6 +64,8 @@ function endpointRows(view: ClusterView, sp: ServicePortInfo): string[] {
     out.push(`| ${code(ep)} | ${e.podName ? cell(e.podName) : ''} | ${e.nodeName ? cell(e.nodeName) : ''} | ${share}${state} | ${s ? formatRational(s.share) : ''} |`);
   }
   if (sp.endpoints.length > MAX_ENDPOINTS) out.push(`| *and ${sp.endpoints.length - MAX_ENDPOINTS} more* | | | | |`);
+  const assumed = view.predictedEndpoints(sp);
+  if (assumed) out.push('', `*${cell(assumed)}*`);
   return out;
 }
 

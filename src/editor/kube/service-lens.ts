@@ -47,8 +47,9 @@ function computeLens(view: ClusterView, sp: ServicePortInfo): PortLens {
   }
   const shares = sharesOfTrace(r, sp.namespace);
   const route = r.value.hops.map((h) => `${h.name}${h.address ? ` (${h.address})` : ''}`).join(' → ');
-  const tooltip = [`${probe.packet} (${probe.kind}): ${route}${r.value.mode === 'ipvs' ? ', kube-proxy IPVS mode' : ''}`, ...shareLines(shares), ...notes, TRACE_HINT];
-  return { title: `${head} ${sharesText(shares)}`, tooltip: tooltip.join('\n'), packet: probe.packet, node: probe.node };
+  const assumed = view.predictedEndpoints(sp);
+  const tooltip = [`${probe.packet} (${probe.kind}): ${route}${r.value.mode === 'ipvs' ? ', kube-proxy IPVS mode' : ''}`, ...shareLines(shares), ...(assumed ? [assumed] : []), ...notes, TRACE_HINT];
+  return { title: `${head} ${sharesText(shares)}${assumed ? ' (predicted)' : ''}`, tooltip: tooltip.join('\n'), packet: probe.packet, node: probe.node };
 }
 
 /** The lens of a port kube-proxy writes no rules for (headless and ExternalName Services), or null. */

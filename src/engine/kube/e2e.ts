@@ -104,6 +104,9 @@ function receivingNode(model: ClusterModel, input: PacketInput, requested: strin
   if (fromNode) return { node: fromNode, hop: { kind: 'node', name: fromNode.name, address: src, reason: `the client is node ${fromNode.name} itself` } };
   const owner = nodeByIP(model, input.dst);
   if (owner) return { node: owner, hop: { kind: 'node', name: owner.name, address: input.dst, reason: `${input.dst} is ${owner.name}'s address` } };
+  // One node: whatever reaches the cluster reaches it.
+  const only = model.nodes.length === 1 ? model.nodes[0]! : null;
+  const onlyHop = (why: string) => ({ node: only!, hop: { kind: 'node' as const, name: only!.name, address: only!.ips[0] ?? null, reason: `${why}; ${only!.name} is the cluster's only node` } });
   const lb = model.servicePorts.find((sp) => sp.lbIPs.includes(input.dst));
   if (lb) {
     if (model.metallb.pools.length) {
@@ -112,10 +115,13 @@ function receivingNode(model: ClusterModel, input: PacketInput, requested: strin
       const n = model.nodes.find((x) => x.name === a.node)!;
       return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: a.reason } };
     }
+    if (only) return onlyHop(`${input.dst} is ${lb.servicePortName}'s LoadBalancer address`);
     return { error: `${input.dst} is ${lb.servicePortName}'s LoadBalancer address, but which node the external load balancer sends it to is not in these manifests: give --node` };
   }
   const ext = model.servicePorts.find((sp) => sp.externalIPs.includes(input.dst));
+  if (ext && only) return onlyHop(`${input.dst} is an externalIP of ${ext.servicePortName}`);
   if (ext) return { error: `${input.dst} is an externalIP of ${ext.servicePortName}; your network decides which node receives it: give --node` };
+  if (only) return onlyHop(`the client ${src ?? ''} is outside the cluster`.replace('  ', ' '));
   return { error: `cannot tell which node receives a packet to ${input.dst} from ${src ?? 'this client'}: give --node` };
 }
 

@@ -30,6 +30,11 @@ export interface ManifestSet {
   readonly diagnostics: FileDiagnostic[];
 }
 
+/** A toleration of the control-plane taint (`node-role.kubernetes.io/…`, or `operator: Exists` without a key). */
+function tolerateControlPlane(tolerations: readonly Y[]): boolean {
+  return tolerations.some((t) => (t.get('key').str() ?? '').startsWith('node-role.kubernetes.io/') || (t.get('operator').str() === 'Exists' && !t.get('key').present));
+}
+
 class Reader {
   readonly objects: KubeObject[] = [];
   readonly diagnostics: FileDiagnostic[] = [];
@@ -85,6 +90,7 @@ class Reader {
       case 'ReplicaSet':
       case 'StatefulSet':
       case 'DaemonSet':
+      case 'ReplicationController':
         this.objects.push(this.workload(o, kind));
         return;
       case 'Node':
@@ -313,6 +319,8 @@ class Reader {
       terminating: o.get('metadata').get('deletionTimestamp').present,
       hostNetwork: spec.get('hostNetwork').bool() ?? false,
       owner: null,
+      nodeSelector: spec.get('nodeSelector').stringMap(),
+      tolerateControlPlane: tolerateControlPlane(spec.get('tolerations').items()),
       loc: o.loc,
     };
   }
@@ -322,7 +330,6 @@ class Reader {
     const spec = o.get('spec');
     const tpl = spec.get('template');
     const podSpec = tpl.get('spec');
-    const tolerations = podSpec.get('tolerations').items();
     return {
       kind,
       namespace,
@@ -333,7 +340,7 @@ class Reader {
       nodeSelector: podSpec.get('nodeSelector').stringMap(),
       containerPorts: this.containerPorts(podSpec),
       hostNetwork: podSpec.get('hostNetwork').bool() ?? false,
-      tolerateControlPlane: tolerations.some((t) => (t.get('key').str() ?? '').startsWith('node-role.kubernetes.io/') || (t.get('operator').str() === 'Exists' && !t.get('key').present)),
+      tolerateControlPlane: tolerateControlPlane(podSpec.get('tolerations').items()),
       loc: o.loc,
     };
   }

@@ -88,11 +88,14 @@ export interface PodM {
   readonly hostNetwork: boolean;
   /** Set for pods created from a workload's template (predicted). */
   readonly owner: string | null;
+  /** For a pod without `nodeName`, which the scheduler places (build.ts predicts where). */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  readonly tolerateControlPlane?: boolean;
   readonly loc: Loc;
 }
 
 export interface WorkloadM {
-  readonly kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet';
+  readonly kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'ReplicationController';
   readonly namespace: string;
   readonly name: string;
   readonly replicas: number;

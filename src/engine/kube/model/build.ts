@@ -30,6 +30,21 @@ function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Re
   return keys.length > 0 && keys.every((k) => labels[k] === selector[k]);
 }
 
+/**
+ * The labels the kubelet puts on every node (kubernetes.io/os and /arch from the Go runtime, hostname from
+ * the node name, and their deprecated beta. forms, which kubelets still set), so node selectors such as
+ * `kubernetes.io/os: linux` place pods on predicted nodes. The architecture is assumed amd64.
+ */
+function wellKnownLabels(name: string): Record<string, string> {
+  return {
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': name,
+    'beta.kubernetes.io/os': 'linux',
+    'beta.kubernetes.io/arch': 'amd64',
+  };
+}
+
 export interface BuildOptions {
   /**
    * Predict what the manifests leave to controllers (default true). Off, objects are taken as the API
@@ -67,7 +82,10 @@ class Builder {
     const kind = (this.of('Cluster') as KindClusterM[])[0] ?? null;
     const kpc = (this.of('KubeProxyConfiguration') as KubeProxyConfigM[])[0] ?? null;
     const serviceCIDR = kind?.serviceSubnet ?? '10.96.0.0/12';
-    const podSubnet = kpc?.clusterCIDR ?? kind?.podSubnet ?? (kind ? '10.244.0.0/16' : null);
+    // No Node objects and no kind config: a default cluster, given kind's defaults (podSubnet 10.244.0.0/16).
+    const defaultCluster = this.predictOn && !kind && this.of('Node').length === 0;
+    const podSubnet = kpc?.clusterCIDR ?? kind?.podSubnet ?? (kind || defaultCluster ? '10.244.0.0/16' : null);
+    if (defaultCluster && !kpc?.clusterCIDR) this.predict('kube-proxy', 'clusterCIDR', '10.244.0.0/16', "no Node objects or kind config: a default cluster with kind's pod subnet", null);
     const nodes = this.nodes(kind, podSubnet);
     const pods = this.pods(nodes);
     const services = this.of('Service') as ServiceM[];
@@ -100,13 +118,17 @@ class Builder {
         predicted: false,
       }));
     }
-    if (!kind) return [];
+    if (!kind) return this.predictOn ? this.defaultNodes(podSubnet) : [];
     // kind names nodes <cluster>-control-plane, <cluster>-worker, <cluster>-worker2, … and gives them
     // addresses on its docker network in creation order; kubeadm labels control planes as excluded from
     // external load balancers.
     const cluster = kind.name ?? 'kind';
     let cp = 0;
     let wk = 0;
+    // A one-node kind cluster runs pods on its control plane: kind removes the control-plane taint there
+    // (kind, pkg/cluster/internal/create/actions/kubeadminit/init.go: "if we are only provisioning one
+    // node, remove the … taint"); the exclude-from-external-load-balancers label stays.
+    const single = kind.nodes.length === 1;
     return kind.nodes.map((n, i) => {
       const isCP = n.role === 'control-plane';
       const idx = isCP ? ++cp : ++wk;
@@ -115,12 +137,34 @@ class Builder {
       const podCIDR = podSubnet ? nthPodCIDR(podSubnet, i) : null;
       this.predict(`Node ${name}`, 'InternalIP', ip, 'kind gives nodes addresses on its docker network (172.18.0.0/16) in creation order', kind.loc);
       if (podCIDR) this.predict(`Node ${name}`, 'podCIDR', podCIDR, `the n-th /24 of podSubnet ${podSubnet}`, kind.loc);
-      const labels: Record<string, string> = { ...n.labels, 'kubernetes.io/hostname': name };
+      const labels: Record<string, string> = { ...wellKnownLabels(name), ...n.labels };
       if (isCP) {
         labels['node-role.kubernetes.io/control-plane'] = '';
         labels[EXCLUDE_LB] = '';
       }
-      return { name, ips: [ip], podCIDRs: podCIDR ? [podCIDR] : [], labels, controlPlane: isCP, excludedFromLB: isCP, predicted: true };
+      if (isCP && single) this.predict(`Node ${name}`, 'taints', 'none', 'kind removes the control-plane taint from a one-node cluster, so its pods run there', kind.loc);
+      return { name, ips: [ip], podCIDRs: podCIDR ? [podCIDR] : [], labels, controlPlane: isCP, excludedFromLB: isCP, predicted: true, ...(isCP && single ? { schedulable: true } : {}) };
+    });
+  }
+
+  /**
+   * Manifests without Node objects or a kind config (an app repo): the nodes the pods name, else one
+   * default node, each predicted like kind's workers (address on kind's network, a /24 of 10.244.0.0/16,
+   * the labels the kubelet sets), so Services show the endpoints their selectors would get.
+   */
+  private defaultNodes(podSubnet: string | null): NodeInfo[] {
+    const objs = [...(this.of('Pod') as PodM[]), ...(this.of('Deployment') as WorkloadM[]), ...(this.of('ReplicaSet') as WorkloadM[]), ...(this.of('StatefulSet') as WorkloadM[]), ...(this.of('DaemonSet') as WorkloadM[]), ...(this.of('ReplicationController') as WorkloadM[])];
+    const named = [...new Set(objs.map((o) => o.nodeName).filter((n): n is string => !!n))].slice(0, 256);
+    const names = named.length ? named : ['node-1'];
+    const subnet = podSubnet ?? '10.244.0.0/16';
+    return names.map((name, i) => {
+      const ip = `172.18.0.${2 + i}`;
+      const podCIDR = nthPodCIDR(subnet, i);
+      const why = named.length ? `no Node objects or kind config: node ${name} is named by the pods` : 'no Node objects or kind config: a default single-node cluster is assumed';
+      this.predict(`Node ${name}`, 'node', name, why, null);
+      this.predict(`Node ${name}`, 'InternalIP', ip, `${why}; its address is predicted on kind's docker network (172.18.0.0/16)`, null);
+      if (podCIDR) this.predict(`Node ${name}`, 'podCIDR', podCIDR, `the n-th /24 of the pod subnet ${subnet}`, null);
+      return { name, ips: [ip], podCIDRs: podCIDR ? [podCIDR] : [], labels: wellKnownLabels(name), controlPlane: false, excludedFromLB: false, predicted: true };
     });
   }
 
@@ -133,18 +177,31 @@ class Builder {
       perNode.set(node.name, k + 1);
       return nthPodIP(node.podCIDRs[0], k);
     };
+    const eligibleFor = (sel: Readonly<Record<string, string>>, tolerates: boolean) =>
+      nodes.filter((n) => (!n.controlPlane || n.schedulable || tolerates) && Object.entries(sel).every(([k, v]) => n.labels[k] === v));
+    let spread = 0;
     for (const p of this.of('Pod') as PodM[]) {
       let ip = p.podIPs[0] ?? null;
-      const node = nodes.find((n) => n.name === p.nodeName);
+      let nodeName = p.nodeName;
+      if (!nodeName && !ip && this.predictOn) {
+        // A bare pod without nodeName is scheduled like any other: the scheduler picks an eligible node.
+        const eligible = eligibleFor(p.nodeSelector ?? {}, p.tolerateControlPlane ?? false);
+        const target = eligible[spread++ % Math.max(1, eligible.length)];
+        if (target) {
+          nodeName = target.name;
+          this.predict(`Pod ${p.namespace}/${p.name}`, 'nodeName', target.name, 'no nodeName: kube-scheduler places it on an eligible node (node selector, control-plane taint), here the next in order', p.loc);
+        } else this.warn(p.loc, 'prediction', `Pod ${p.namespace}/${p.name}: no node can run it (node selector, control-plane taint), so it stays Pending and has no address`);
+      }
+      const node = nodes.find((n) => n.name === nodeName);
       if (p.hostNetwork && !ip && node) ip = node.ips[0] ?? null;
       if (!ip && node) {
         ip = nextIP(node);
         if (ip) this.predict(`Pod ${p.namespace}/${p.name}`, 'podIP', ip, `next free address of ${node.name}'s pod CIDR ${node.podCIDRs[0]}`, p.loc);
       }
-      out.push({ namespace: p.namespace, name: p.name, ip, nodeName: p.nodeName, labels: p.labels, ready: p.ready ?? true, terminating: p.terminating, containerPorts: p.containerPorts, hostNetwork: p.hostNetwork, predicted: false, owner: null, loc: p.loc });
+      out.push({ namespace: p.namespace, name: p.name, ip, nodeName, labels: p.labels, ready: p.ready ?? true, terminating: p.terminating, containerPorts: p.containerPorts, hostNetwork: p.hostNetwork, predicted: false, owner: null, loc: p.loc });
     }
-    for (const w of this.of('Deployment').concat(this.of('ReplicaSet'), this.of('StatefulSet'), this.of('DaemonSet')) as WorkloadM[]) {
-      const eligible = nodes.filter((n) => (!n.controlPlane || w.tolerateControlPlane) && Object.entries(w.nodeSelector).every(([k, v]) => n.labels[k] === v));
+    for (const w of this.of('Deployment').concat(this.of('ReplicaSet'), this.of('StatefulSet'), this.of('DaemonSet'), this.of('ReplicationController')) as WorkloadM[]) {
+      const eligible = eligibleFor(w.nodeSelector, w.tolerateControlPlane);
       const targets = w.nodeName ? nodes.filter((n) => n.name === w.nodeName) : eligible;
       const count = w.kind === 'DaemonSet' ? targets.length : w.replicas;
       if (count > 0 && targets.length === 0) {

@@ -22,6 +22,8 @@ export interface NodeInfo {
   readonly podCIDRs: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
   readonly controlPlane: boolean;
+  /** A control plane without the control-plane taint (kind's one-node cluster): pods run there. */
+  readonly schedulable?: boolean;
   /** node.kubernetes.io/exclude-from-external-load-balancers (kubeadm labels control-plane nodes). */
   readonly excludedFromLB: boolean;
   readonly predicted: boolean;
