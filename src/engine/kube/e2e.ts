@@ -10,6 +10,7 @@
  * LOCAL_IN priority 99, ipvs/intercept.ts) schedules a real server and sends the packet on through
  * LOCAL_OUT and POSTROUTING (KUBE-POSTROUTING masquerades marked packets, KUBE-LOOP-BACK hairpins).
  */
+import { isLoopback, parseAddr } from '../net/addr.ts';
 import { parseIptables } from '../iptables/parse.ts';
 import { tracePacket } from '../eval/trace.ts';
 import type { NodeConfig } from '../eval/node.ts';
@@ -67,6 +68,11 @@ function podByIP(model: ClusterModel, ip: string): PodInfo | undefined {
   return model.pods.find((p) => p.ip === ip && !p.hostNetwork);
 }
 
+function isLoopbackText(ip: string): boolean {
+  const a = parseAddr(ip);
+  return a !== null && isLoopback(a);
+}
+
 function nodeByIP(model: ClusterModel, ip: string): NodeInfo | undefined {
   return model.nodes.find((n) => n.ips.includes(ip));
 }
@@ -95,6 +101,13 @@ function receivingNode(model: ClusterModel, input: PacketInput, requested: strin
     return n ? { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: 'chosen with --node' } } : { error: `no node named ${requested} in these manifests (${model.nodes.map((x) => x.name).join(', ') || 'none'})` };
   }
   const src = input.src ?? null;
+  if (src && isLoopbackText(src)) {
+    // 127.0.0.1 / ::1 exist only inside a node: the client is a process on the node that receives it.
+    const owner = nodeByIP(model, input.dst);
+    const n = owner ?? (model.nodes.length === 1 ? model.nodes[0]! : null);
+    if (!n) return { error: `${src} is the node itself, but which node is not in the packet: give --node (${model.nodes.map((x) => x.name).join(', ') || 'no nodes'})` };
+    return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: `the source ${src} is the node's loopback: a process on ${n.name}${owner ? '' : ' (the only node)'}` } };
+  }
   const fromPod = src ? podByIP(model, src) : undefined;
   if (fromPod?.nodeName) {
     const n = model.nodes.find((x) => x.name === fromPod.nodeName);
@@ -181,7 +194,9 @@ export function traceFromManifests(model: ClusterModel, input: PacketInput, opts
   const rulesText = setup.rules;
   const src = input.src ?? null;
   const clientPod = src ? podByIP(model, src) : undefined;
-  const clientNode = src ? nodeByIP(model, src) : undefined;
+  // A loopback source is the receiving node itself (kube-proxy's "localhost to NodePort" cases).
+  const loopback = src !== null && isLoopbackText(src);
+  const clientNode = src ? (loopback ? node : nodeByIP(model, src)) : undefined;
   const onThisNode = clientNode?.name === node.name;
   const packet: PacketInput = {
     ...input,
@@ -193,7 +208,7 @@ export function traceFromManifests(model: ClusterModel, input: PacketInput, opts
   const client: Hop = clientPod
     ? { kind: 'client', name: `pod ${clientPod.namespace}/${clientPod.name}`, address: src, reason: `on ${clientPod.nodeName ?? 'an unknown node'}` }
     : clientNode
-      ? { kind: 'client', name: `node ${clientNode.name}`, address: src, reason: 'a process on the node' }
+      ? { kind: 'client', name: `node ${clientNode.name}`, address: src, reason: loopback ? 'a process on the node, over loopback' : 'a process on the node' }
       : { kind: 'client', name: 'outside client', address: src, reason: 'not a pod or node of these manifests' };
   const destinations = t.trace.outcomes.map((o, i) => {
     const dst = o.packet.dst;
