@@ -5,20 +5,41 @@ import { formatDiagnostic, formatPercent as percent, outcomeHeadline as headline
 export interface FormatOptions {
   readonly whyNot: boolean;
   readonly maxMissesPerChain: number;
+  /** Outcomes drawn in full; the rest are summed on one line (--json lists every one). Default 20. */
+  readonly maxOutcomes?: number;
+}
+
+/** Lines before any outcome: the file's errors come first, since they change what every answer means. */
+function preamble(trace: Trace): string[] {
+  return trace.fileErrors ? [`⚠ ${trace.fileErrors.message}`] : [];
 }
 
 export function formatTrace(trace: Trace, title: string, opts: FormatOptions): string {
-  const lines: string[] = [];
+  const lines: string[] = preamble(trace);
   const p = trace.packet;
   lines.push(`${title}  (${trace.from === 'local' ? 'sent by the node' : `arrives on ${p.in ?? '?'}`})`);
-  trace.outcomes.forEach((o, i) => {
-    const last = i === trace.outcomes.length - 1;
+  const max = opts.maxOutcomes ?? 20;
+  const errorLines = new Set(trace.fileErrors?.lines ?? []);
+  const listed = trace.outcomes.filter((o, i) => i < max || o.notEnumerated);
+  const hidden = trace.outcomes.filter((o, i) => i >= max && !o.notEnumerated);
+  const shown: (typeof trace.outcomes[number] | null)[] = [...listed];
+  if (hidden.length) shown.splice(listed.filter((o) => !o.notEnumerated).length, 0, null);
+  shown.forEach((o, i) => {
+    const last = i === shown.length - 1;
     const bar = last ? '   ' : '│  ';
-    lines.push(`${last ? '└─' : '├─'} ${percent(o.probability).padStart(7)}  ${headline(o)}${o.paths > 1 ? `  [${o.paths} paths]` : ''}`);
+    if (!o) {
+      const sum = hidden.reduce((a, h) => a + h.probability, 0);
+      lines.push(`${last ? '└─' : '├─'} ${percent(sum).padStart(7)}  … ${hidden.length} less likely outcome${hidden.length === 1 ? '' : 's'} not drawn here (--json lists every one)`);
+      return;
+    }
+    lines.push(`${last ? '└─' : '├─'} ${percent(o.probability).padStart(7)}  ${headline(o)}${o.paths > 1 && !o.notEnumerated ? `  [${o.paths} paths]` : ''}`);
+    if (o.markVaries) lines.push(`${bar}   packet mark bits ${o.markVaries} differ among these paths (no rule reads them, so they were merged)`);
+    if (o.ctmarkVaries) lines.push(`${bar}   connection mark bits ${o.ctmarkVaries} differ among these paths (no rule reads them, so they were merged)`);
     for (const a of o.assumptions) lines.push(`${bar}   ? assuming ${a.table} ${a.chain} rule ${a.rule} (line ${a.line}) ${a.assumed}: ${a.reason}`);
     const width = Math.max(0, ...o.steps.map((s) => `${s.table} ${s.chain}`.length));
     for (const s of o.steps) {
-      lines.push(`${bar}   ${`${s.table} ${s.chain}`.padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}`);
+      const flag = errorLines.has(s.line) ? '   ⚠ this line has an error' : '';
+      lines.push(`${bar}   ${`${s.table} ${s.chain}`.padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}${flag}`);
     }
     if (opts.whyNot && o.misses.length) {
       lines.push(`${bar}   why the other rules on the way did not match:`);

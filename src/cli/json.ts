@@ -24,10 +24,16 @@ export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: bo
       assumptions: o.assumptions,
       notes: o.notes,
       paths: o.paths,
+      ...(o.markVaries ? { markVaries: o.markVaries } : {}),
+      ...(o.ctmarkVaries ? { ctmarkVaries: o.ctmarkVaries } : {}),
+      ...(o.loop ? { loop: o.loop } : {}),
+      ...(o.notEnumerated ? { notEnumerated: o.notEnumerated } : {}),
       ...(opts.misses ? { misses: o.misses } : {}),
       ...(opts.events ? { events: o.events } : {}),
     })),
     warnings: trace.warnings,
     ...(trace.node ? { node: trace.node } : {}),
+    ...(trace.budget ? { budget: trace.budget } : {}),
+    ...(trace.fileErrors ? { fileErrors: trace.fileErrors } : {}),
   };
 }

@@ -4,17 +4,18 @@
  * in a browser (the web extension).
  */
 export type { Diagnostic, DiagnosticCode, Position, Range, Severity } from './diagnostics.ts';
-export { formatDiagnostic } from './diagnostics.ts';
 export type { BaseChainInfo, Chain, HookChain, HookName, NfFamily, Rule, Ruleset, Table, TargetInstance } from './model.ts';
 export { HOOKS, NAT_CORE_PRIORITY, TABLE_HOOKS, baseChainsForHook, chainType, familySees } from './model.ts';
+export { clip, formatDiagnostic } from './diagnostics.ts';
 export { parseIptables, DEFAULT_MAX_BYTES, looksBinary, type ParseOptions } from './iptables/parse.ts';
-export { validateRules } from './iptables/resolve.ts';
+export { isValidated, validateRules } from './iptables/resolve.ts';
+export { describeFileErrors } from './eval/file-errors.ts';
 export { printIptables, printRuleSpec } from './iptables/print.ts';
 export { parseIpsetSave, type IpsetStore } from './ipset/store.ts';
 export { NodeModel, type NodeConfig } from './eval/node.ts';
 export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } from './eval/trace.ts';
 export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
-export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView } from './eval/trace-types.ts';
+export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView, TraceBudget, FileErrors } from './eval/trace-types.ts';
 export { kernelProbability } from './matches/statistic.ts';
 export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
 export { lintSteps } from './lint/lint.ts';

@@ -50,6 +50,8 @@ export type DiagnosticCode =
   | 'shadowed-rule'
   | 'target-not-allowed'
   | 'bad-packet'
+  | 'whitespace-line'
+  | 'line-breaks-lost'
   // Kubernetes manifests
   | 'yaml-syntax'
   | 'yaml-alias-limit'
@@ -94,4 +96,32 @@ export interface FileDiagnostic extends Diagnostic {
 /** Formats a diagnostic as compilers do, `file:line:col: severity: message`, with one-based numbers. */
 export function formatDiagnostic(file: string, d: Diagnostic): string {
   return `${file}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${d.severity}: ${d.message}`;
+}
+
+/**
+ * Quoting user text in a message: at most `max` characters (default 200), cut in the middle with the
+ * number of characters left out, so a 20 MB line never lands whole in a message.
+ */
+export function clip(text: string, max = 200): string {
+  if (text.length <= max) return text;
+  const head = Math.ceil((max - 20) * 0.7);
+  const tail = Math.max(0, max - 20 - head);
+  return `${text.slice(0, head)}…[${text.length - head - tail} characters]…${tail ? text.slice(text.length - tail) : ''}`;
+}
+
+/** A message with every unbroken run of text longer than 200 characters clipped (a scan: no regex, no recursion). */
+export function clipWords(message: string): string {
+  if (message.length <= 200) return message;
+  let out = '';
+  let i = 0;
+  const n = message.length;
+  while (i < n) {
+    let j = i;
+    while (j < n && message.charCodeAt(j) > 32) j++;
+    out += j - i > 200 ? clip(message.slice(i, j)) : message.slice(i, j);
+    i = j;
+    while (i < n && message.charCodeAt(i) <= 32) out += message[i++];
+    if (out.length > 4000) return `${out}… [message cut at 4000 characters]`;
+  }
+  return out;
 }

@@ -22,10 +22,17 @@ export interface Path {
    * interface the hook was entered with (`state->out`); POSTROUTING sees this one.
    */
   rerouted: string | null;
+  /** How many paths this one stands for after merging siblings that differ only in unread mark bits. */
+  count: number;
+  /** Bits of the packet mark / connection mark in which merged paths differ (no rule reads them). */
+  variesNf: number;
+  variesCt: number;
+  /** The rules of the jump loop this path ran into, when it did. */
+  loop?: TraceStep[];
 }
 
 export function newPath(pkt: PacketState): Path {
-  return { prob: ONE, pkt, steps: [], misses: [], events: [], assumptions: [], notes: [], masquerade: false, work: 0, rerouted: null };
+  return { prob: ONE, pkt, steps: [], misses: [], events: [], assumptions: [], notes: [], masquerade: false, work: 0, rerouted: null, count: 1, variesNf: 0, variesCt: 0 };
 }
 
 export function forkPath(p: Path): Path {
@@ -40,5 +47,8 @@ export function forkPath(p: Path): Path {
     masquerade: p.masquerade,
     work: p.work,
     rerouted: p.rerouted,
+    count: p.count,
+    variesNf: p.variesNf,
+    variesCt: p.variesCt,
   };
 }

@@ -91,6 +91,37 @@ export interface TraceOutcome {
   readonly notes: readonly string[];
   /** How many distinct paths ended in this same state (their probabilities are summed). */
   readonly paths: number;
+  /**
+   * Bits of the packet mark (hex) in which the merged paths differ; present only then. No rule reads
+   * these bits, so they cannot change any verdict; `packet.mark` is one of the values.
+   */
+  readonly markVaries?: string;
+  /** The same for the connection mark. */
+  readonly ctmarkVaries?: string;
+  /** The rules of the jump/goto loop the path ran into (the kernel refuses such a table), in cycle order. */
+  readonly loop?: readonly TraceStep[];
+  /**
+   * Present only on the entry that stands for what the trace's budget left unexplored: `probability` is
+   * exactly the probability not enumerated, `paths` how many paths it covers, `reason` which budget.
+   */
+  readonly notEnumerated?: { readonly paths: number; readonly reason: string };
+}
+
+/** The work the trace did against its budgets (eval/budget.ts). */
+export interface TraceBudget {
+  readonly steps: number;
+  readonly paths: number;
+  /** Which budget ran out, or null when the trace is complete. */
+  readonly exhausted: string | null;
+}
+
+/** The file the trace ran on has errors the kernel's loader would refuse it for. */
+export interface FileErrors {
+  readonly count: number;
+  /** `this file has N errors; the kernel would refuse it; results assume …` */
+  readonly message: string;
+  /** 1-based lines that hold errors (the first 1000 errors'), so a view can flag the steps through them. */
+  readonly lines: readonly number[];
 }
 
 export interface Trace {
@@ -109,4 +140,8 @@ export interface Trace {
     readonly symbolic: string | null;
     readonly inferred: readonly { readonly address: string; readonly iface?: string; readonly from: string; readonly why: string }[];
   };
+  /** What the trace cost and whether a budget cut it short. */
+  readonly budget?: TraceBudget;
+  /** Present when the ruleset has errors: results describe a file the kernel would not load. */
+  readonly fileErrors?: FileErrors;
 }

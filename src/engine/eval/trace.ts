@@ -14,6 +14,8 @@ import { isLoopback, parseAddr } from '../net/addr.ts';
 import { type PacketInput, buildPacket } from './packet-spec.ts';
 import { type Ending, type ShowAddr, toOutcome, traceArriving, traceLocal, viewPacket } from './pipeline.ts';
 import type { Trace, TraceOutcome } from './trace-types.ts';
+import { type LiveMarks, type TraceLimits, DEFAULT_MAX_PATHS, DEFAULT_MAX_RECORDS, DEFAULT_MAX_STEPS, addRemainder, liveMarks, newLimits } from './budget.ts';
+import { fileErrorsOf } from './file-errors.ts';
 
 export interface TraceOptions {
   readonly node?: NodeConfig | NodeModel;
@@ -22,8 +24,14 @@ export interface TraceOptions {
   readonly recent?: Iterable<string>;
   /** Record why each evaluated rule did not match (default true; off uses chain indexes and is faster). */
   readonly explain?: boolean;
-  /** Rule evaluations allowed on one path (default 4,000,000). */
+  /** Rule evaluations allowed in the whole trace (default 4,000,000). */
   readonly budget?: number;
+  /** Paths followed at once before further forks are left unexplored (default 4096). */
+  readonly maxPaths?: number;
+  /** Outcomes listed; less likely ones join the "not enumerated" entry (default 256). */
+  readonly maxOutcomes?: number;
+  /** Steps, events and misses copied into forked paths (the trace's memory; default 3,000,000). */
+  readonly maxRecords?: number;
   /** Packet handlers registered on hooks beside the tables, such as IPVS (intercept.ts). Default none. */
   readonly interceptors?: readonly HookInterceptor[];
   /**
@@ -40,28 +48,102 @@ function parseExact(s: string): Rational {
   return rational(BigInt(n!), BigInt(d ?? '1'));
 }
 
-function endingKey(o: Omit<TraceOutcome, 'paths'>): string {
+function endingKey(o: Omit<TraceOutcome, 'paths'>, live: LiveMarks, mark: number, ctmark: number): string {
   const p = o.packet;
   return [
-    o.disposition, o.rejectWith, o.reason, p.src, p.sport, p.dst, p.dport, p.in, p.out, p.mark, p.ctmark, p.ctstate, o.dnat, o.snat, o.masquerade,
+    o.disposition, o.rejectWith, o.reason, p.src, p.sport, p.dst, p.dport, p.in, p.out, (mark & live.nf) >>> 0, (ctmark & live.ct) >>> 0, p.ctstate, o.dnat, o.snat, o.masquerade,
     o.assumptions.map((a) => `${a.table}/${a.chain}/${a.rule}/${a.assumed}`).join(','),
   ].join('|');
 }
 
-export function mergeEndings(endings: Ending[], show?: ShowAddr): TraceOutcome[] {
-  const byKey = new Map<string, { outcome: Omit<TraceOutcome, 'paths'>; prob: Rational; paths: number; order: number }>();
+const ALL_LIVE: LiveMarks = { nf: 0xffffffff, ct: 0xffffffff };
+
+interface Merged {
+  outcome: Omit<TraceOutcome, 'paths'>;
+  prob: Rational;
+  paths: number;
+  order: number;
+  mark: number;
+  ctmark: number;
+  variesNf: number;
+  variesCt: number;
+}
+
+/**
+ * Adds up paths that end in the same state. Mark bits no rule reads (`live`) do not tell states apart;
+ * the bits in which merged paths differ are listed as `markVaries` / `ctmarkVaries`.
+ */
+export function mergeEndings(endings: Ending[], show?: ShowAddr, live: LiveMarks = ALL_LIVE): TraceOutcome[] {
+  const byKey = new Map<string, Merged>();
   for (const e of endings) {
     const o = toOutcome(e, show);
-    const key = endingKey(o);
+    const path = e.path;
+    const key = endingKey(o, live, path.pkt.mark, path.pkt.ct.mark);
     const prev = byKey.get(key);
     if (prev) {
-      prev.prob = add(prev.prob, e.path.prob);
-      prev.paths++;
-    } else byKey.set(key, { outcome: o, prob: e.path.prob, paths: 1, order: byKey.size });
+      prev.prob = add(prev.prob, path.prob);
+      prev.paths += path.count;
+      prev.variesNf = (prev.variesNf | path.variesNf | (prev.mark ^ path.pkt.mark)) >>> 0;
+      prev.variesCt = (prev.variesCt | path.variesCt | (prev.ctmark ^ path.pkt.ct.mark)) >>> 0;
+    } else {
+      const extra = path.loop ? { loop: path.loop } : {};
+      byKey.set(key, { outcome: { ...o, ...extra }, prob: path.prob, paths: path.count, order: byKey.size, mark: path.pkt.mark, ctmark: path.pkt.ct.mark, variesNf: path.variesNf, variesCt: path.variesCt });
+    }
   }
   return [...byKey.values()]
     .sort((a, b) => toNumber(b.prob) - toNumber(a.prob) || a.order - b.order)
-    .map((v) => ({ ...v.outcome, probability: toNumber(v.prob), probabilityExact: formatRational(v.prob), paths: v.paths }));
+    .map((v) => ({
+      ...v.outcome,
+      probability: toNumber(v.prob),
+      probabilityExact: formatRational(v.prob),
+      paths: v.paths,
+      ...(v.variesNf ? { markVaries: `0x${v.variesNf.toString(16)}` } : {}),
+      ...(v.variesCt ? { ctmarkVaries: `0x${v.variesCt.toString(16)}` } : {}),
+    }));
+}
+
+/**
+ * Keeps the `max` most likely outcomes; the others join the probability not enumerated, so the list stays
+ * readable and bounded while the probabilities still add up.
+ */
+function capOutcomes(outcomes: TraceOutcome[], max: number, limits: TraceLimits): TraceOutcome[] {
+  if (outcomes.length <= max) return outcomes;
+  limits.exhausted ??= `more than ${max} distinct outcomes: the ${outcomes.length - max} least likely are not listed`;
+  for (const o of outcomes.slice(max)) addRemainder(limits, parseExact(o.probabilityExact), o.paths, o.assumptions);
+  return outcomes.slice(0, max);
+}
+
+function percentOf(p: Rational): string {
+  const v = toNumber(p) * 100;
+  return v >= 0.01 || v === 0 ? `${Number(v.toPrecision(4))} %` : `${v.toExponential(2)} %`;
+}
+
+/** One entry per assumption set for what the budgets left unexplored: "remaining probability p over N paths". */
+function remainderOutcomes(limits: TraceLimits, packet: TraceOutcome['packet']): TraceOutcome[] {
+  const out: TraceOutcome[] = [];
+  for (const r of limits.remainder.values()) {
+    const why = limits.exhausted ?? 'a budget ran out';
+    const reason = `remaining probability ${formatRational(r.prob)} (${percentOf(r.prob)}) over ${r.paths} branch${r.paths === 1 ? '' : 'es'} not enumerated, each holding one outcome or more: ${why}`;
+    out.push({
+      probability: toNumber(r.prob),
+      probabilityExact: formatRational(r.prob),
+      disposition: 'unknown',
+      packet,
+      dnat: null,
+      snat: null,
+      masquerade: false,
+      rejectWith: null,
+      reason,
+      steps: [],
+      misses: [],
+      assumptions: r.assumptions,
+      events: [],
+      notes: [],
+      paths: r.paths,
+      notEnumerated: { paths: r.paths, reason: why },
+    });
+  }
+  return out;
 }
 
 /** The node a trace runs on: as given, or the given config completed by what the ruleset implies. */
@@ -98,12 +180,16 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
   const built = buildPacket(input, rs.tables.size ? rs.family : null, (f) => node.primary(f), (a) => node.isLocal(a));
   if (!built.ok) return built;
   const env: EvalEnv = { node, ipsets: options.ipsets ?? null, recent: new Set(options.recent ?? []), hook: 'PREROUTING', table: '', ...(options.interceptors?.length ? { interceptors: options.interceptors } : {}) };
-  const opts = { explain: options.explain ?? true, budget: options.budget ?? 4_000_000 };
+  const limits = newLimits(options.budget ?? DEFAULT_MAX_STEPS, options.maxPaths ?? DEFAULT_MAX_PATHS, options.maxRecords ?? DEFAULT_MAX_RECORDS);
+  let live: LiveMarks | null = null;
+  const liveOf = () => (live ??= liveMarks(rs, (options.interceptors?.length ?? 0) > 0));
+  const opts = { explain: options.explain ?? true, limits, live: liveOf };
   const show = (a: Parameters<ShowAddr>[0]) => node.show(a);
   const start = viewPacket(built.pkt, show);
   const endings =
     built.from === 'local' ? traceLocal(rs, built.pkt, env, opts) : traceArriving(rs, built.pkt, input.in ?? node.uplink, env, opts);
-  const outcomes = mergeEndings(endings, show);
+  const merged = capOutcomes(mergeEndings(endings, show, endings.length > 1 ? liveOf() : ALL_LIVE), options.maxOutcomes ?? 256, limits);
+  const outcomes = [...merged, ...remainderOutcomes(limits, start)];
   const warnings = [...node.problems, ...nodeWarnings(node, built.pkt.family)];
   return {
     ok: true,
@@ -113,6 +199,8 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
       outcomes,
       unknown: outcomes.some((o) => o.assumptions.length > 0 || o.disposition === 'unknown'),
       warnings,
+      budget: { steps: limits.steps, paths: limits.paths, exhausted: limits.exhausted },
+      ...fileErrorsOf(rs),
       node: {
         addresses: node.knownAddresses(built.pkt.family).map(show),
         symbolic: node.isSymbolic(built.pkt.family) ? node.symbolicLabel : null,

@@ -3,14 +3,23 @@
  * point, gotos do not, RETURN or the end of a user chain pops, and an empty stack falls to the built-in
  * chain's policy. A `-m statistic` match forks the path with the kernel's exact probability; a match the
  * evaluator cannot decide forks it into "assumed to match" and "assumed not to match".
+ *
+ * Every walk is bounded (budget.ts): each frame remembers the jump/goto edges that led to it, so a path that
+ * enters a chain already on its way in has found a cycle of the chain graph — the loop the kernel's loader
+ * refuses (`mark_source_chains`, ELOOP) — and ends there, naming the rules of the cycle, whatever path
+ * (gotos, random branches) led to it. Forked paths wait in a queue, most probable first; a waiting path that
+ * reaches the same rule as a running one with the same state, up to mark bits no rule reads, is merged
+ * into it (probabilities add), so n random branches that set unread marks stay n paths, not 2^n.
  */
 import type { Chain, HookName, Rule, Table } from '../model.ts';
-import { complement, format as formatRational, isZero, mul } from '../rational.ts';
+import { add, complement, format as formatRational, isZero, mul, toNumber, type Rational } from '../rational.ts';
+import { type LiveMarks, type TraceLimits, addRemainder } from './budget.ts';
 import { candidates, chainIndex, packetKey } from './chain-index.ts';
 import type { EvalEnv } from './env.ts';
 import { headerMiss, testMatch, whyMatch } from './match-rule.ts';
 import { type Path, forkPath } from './path.ts';
-import type { TraceStep } from './trace-types.ts';
+import { sameState } from './same-state.ts';
+import type { TraceAssumption, TraceEvent, TraceStep } from './trace-types.ts';
 
 export type TableVerdict =
   | { readonly kind: 'accept' }
@@ -26,8 +35,30 @@ export interface TableResult {
 export interface WalkOptions {
   /** Record every evaluated rule that did not match, with its first failed criterion (plain walk). */
   readonly explain: boolean;
-  /** Rule evaluations allowed on one path before it is cut (protects against goto loops). */
-  readonly budget: number;
+  /** The trace's budgets, shared by every walk of the trace (budget.ts). */
+  readonly limits: TraceLimits;
+  /** Mark bits some rule reads (computed on first need). */
+  readonly live: () => LiveMarks;
+}
+
+/** Why-not entries kept per path; beyond, a note says the list was cut (memory stays bounded). */
+export const MAX_MISSES_PER_PATH = 100_000;
+/** Steps and events kept per path; a path that long (a runaway traversal) keeps its first ones. */
+export const MAX_RECORDED = 200_000;
+
+function event(path: Path, e: TraceEvent): void {
+  if (path.events.length < MAX_RECORDED) path.events.push(e);
+  else if (path.events.length === MAX_RECORDED) {
+    path.events.push({ kind: 'note', text: `the record of this path was cut after ${MAX_RECORDED} events` });
+    path.notes.push(`the record of this path (its steps and events) was cut after ${MAX_RECORDED} entries`);
+  }
+}
+
+/** The jump/goto edges that led to a frame, newest first: `rule` (in the previous chain) entered `chain`. */
+interface Via {
+  readonly chain: Chain;
+  readonly rule: Rule | null;
+  readonly parent: Via | null;
 }
 
 interface Frame {
@@ -36,22 +67,26 @@ interface Frame {
   pos: number;
   cand: number[] | null;
   key: string | number | null;
+  readonly via: Via;
 }
 
 interface Item {
   path: Path;
   stack: Frame[];
+  readonly seq: number;
+  readonly weight: number;
+  dead: boolean;
 }
 
-function newFrame(chain: Chain, path: Path, opts: WalkOptions): Frame {
+function newFrame(chain: Chain, path: Path, opts: WalkOptions, via: Via): Frame {
   if (!opts.explain) {
     const index = chainIndex(chain);
     if (index) {
       const key = packetKey(index, path.pkt);
-      return { chain, pos: 0, cand: candidates(index, key), key };
+      return { chain, pos: 0, cand: candidates(index, key), key, via };
     }
   }
-  return { chain, pos: 0, cand: null, key: null };
+  return { chain, pos: 0, cand: null, key: null, via };
 }
 
 function cloneStack(stack: Frame[]): Frame[] {
@@ -59,7 +94,7 @@ function cloneStack(stack: Frame[]): Frame[] {
 }
 
 /** The next rule of the frame and advances it; null at the end of the chain. */
-function nextRule(f: Frame, path: Path, opts: WalkOptions): Rule | null {
+function nextRule(f: Frame, path: Path): Rule | null {
   if (f.cand) {
     // The packet's key can change only through a target that ends the table, but stay safe: re-key if so.
     const index = chainIndex(f.chain)!;
@@ -74,7 +109,6 @@ function nextRule(f: Frame, path: Path, opts: WalkOptions): Rule | null {
     if (f.pos >= f.cand.length) return null;
     return f.chain.rules[f.cand[f.pos++]!]!;
   }
-  void opts;
   if (f.pos >= f.chain.rules.length) return null;
   return f.chain.rules[f.pos++]!;
 }
@@ -83,158 +117,343 @@ function step(hook: HookName, rule: Rule, verdict: string): TraceStep {
   return { hook, table: rule.table, chain: rule.chain, rule: rule.index, line: rule.line + 1, verdict };
 }
 
-export function walkTable(table: Table, base: Chain, hook: HookName, start: Path, env: EvalEnv, opts: WalkOptions): TableResult[] {
-  const results: TableResult[] = [];
-  env.hook = hook;
-  env.table = table.name;
-  start.events.push({ kind: 'chain', hook, table: table.name, chain: base.name, line: base.line + 1 });
-  const work: Item[] = [{ path: start, stack: [newFrame(base, start, opts)]}];
+function ruleName(rule: Rule): string {
+  return `${rule.table} ${rule.chain} rule ${rule.index} (line ${rule.line + 1})`;
+}
 
-  while (work.length) {
-    const item = work.pop()!;
-    const { path } = item;
-    for (;;) {
-      const frame = item.stack[item.stack.length - 1];
-        if (!frame) {
-          const policy = base.policy ?? 'ACCEPT';
-          path.events.push({ kind: 'policy', hook, table: table.name, chain: base.name, verdict: policy, line: base.line + 1 });
-          results.push({ path, verdict: policy === 'DROP' ? { kind: 'drop', reason: `policy DROP of ${table.name} ${base.name}` } : { kind: 'accept' } });
-          break;
-        }
-        const next = nextRule(frame, path, opts);
-        if (!next) {
-          item.stack.pop();
-          if (item.stack.length) path.events.push({ kind: 'return', table: table.name, chain: frame.chain.name, implicit: true });
-          continue;
-        }
-        const rule = next;
-        if (++path.work > opts.budget) {
-          results.push({ path, verdict: { kind: 'unknown', reason: `stopped after ${opts.budget} rule evaluations in ${table.name} ${frame.chain.name} (a goto loop? the kernel refuses rulesets with loops)` } });
-          break;
-        }
-        const miss = headerMiss(rule, path.pkt, opts.explain);
-        if (miss !== null) {
-          if (opts.explain) path.misses.push({ hook, table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: miss });
-          continue;
-        }
-      // Module matches, in the order written.
-      let matched = true;
-      for (let k = 0; k < rule.matches.length; k++) {
-        const r = testMatch(rule, k, path.pkt, env);
-        if (r === true) continue;
-        if (r === false) {
-          if (opts.explain) path.misses.push({ hook, table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: whyMatch(rule, k, path.pkt, env) });
-          matched = false;
-          break;
-        }
-        if (r.kind === 'assume') {
-          path.notes.push(`${table.name} ${rule.chain} rule ${rule.index} (line ${rule.line + 1}): ${r.note}`);
-          if (r.value) continue;
-          if (opts.explain) path.misses.push({ hook, table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: r.note });
-          matched = false;
-          break;
-        }
-        if (r.kind === 'branch') {
-          // Fork: the other path continues with the next rule, weighted by 1 - p.
-          const q = complement(r.p);
-          if (!isZero(q)) {
-            const other = forkPath(path);
-            other.prob = mul(other.prob, q);
-            other.events.push({ kind: 'branch', table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, taken: false, probability: formatRational(q), label: r.label });
-            if (opts.explain) other.misses.push({ hook, table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: `${r.label}: not chosen` });
-            work.push({ path: other, stack: cloneStack(item.stack)});
-          }
-          path.prob = mul(path.prob, r.p);
-          path.events.push({ kind: 'branch', table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, taken: true, probability: formatRational(r.p), label: r.label });
-          continue;
-        }
-        // Unknown: fork into "does not match" (the other path) and "matches" (this one).
-        const base = { table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: r.reason };
-        const other = forkPath(path);
-        const no = { ...base, assumed: 'does not match' as const };
-        other.assumptions.push(no);
-        other.events.push({ kind: 'assume', assumption: no });
-        if (opts.explain) other.misses.push({ hook, table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: `unknown, assumed not to match: ${r.reason}` });
-        work.push({ path: other, stack: cloneStack(item.stack)});
-        const yes = { ...base, assumed: 'matches' as const };
-        path.assumptions.push(yes);
-        path.events.push({ kind: 'assume', assumption: yes });
-      }
-      if (!matched) continue;
-      // The rule matched: its target.
-      const t = rule.target;
-      if (!t) {
-        const s = step(hook, rule, 'no target (counted)');
-        path.steps.push(s);
-        path.events.push({ kind: 'rule', step: s });
-        continue;
-      }
-      if (t.kind === 'verdict') {
-        const s = step(hook, rule, t.verdict);
-        path.steps.push(s);
-        path.events.push({ kind: 'rule', step: s });
-        if (t.verdict === 'ACCEPT') {
-          results.push({ path, verdict: { kind: 'accept' } });
-          break;
-        }
-        if (t.verdict === 'DROP') {
-          results.push({ path, verdict: { kind: 'drop', reason: `DROP in ${table.name} ${rule.chain} rule ${rule.index}` } });
-          break;
-        }
-        if (t.verdict === 'QUEUE') {
-          results.push({ path, verdict: { kind: 'unknown', reason: 'QUEUE: a userspace program decides' } });
-          break;
-        }
-        // RETURN: pop to the caller; from the bottom frame, the base chain's policy.
-        const top = item.stack.pop()!;
-        path.events.push({ kind: 'return', table: table.name, chain: top.chain.name, implicit: false });
-        continue;
-      }
-      if (t.kind === 'jump' || t.kind === 'goto') {
-        const target = table.chains.get(t.chain);
-        if (!target) {
-          results.push({ path, verdict: { kind: 'unknown', reason: `${t.kind} to undeclared chain ${t.chain}` } });
-          break;
-        }
-        if (item.stack.some((f) => f.chain === target)) {
-          const cycle = [...item.stack.map((f) => f.chain.name), target.name].join(' → ');
-          const s = step(hook, rule, `${t.kind} ${t.chain}`);
-          path.steps.push(s);
-          path.events.push({ kind: 'rule', step: s });
-          results.push({ path, verdict: { kind: 'unknown', reason: `jump loop ${cycle}: the kernel refuses to load such a table` } });
-          break;
-        }
-        const s = step(hook, rule, `${t.kind} ${t.chain}`);
-        path.steps.push(s);
-        path.events.push({ kind: 'rule', step: s });
-        path.events.push({ kind: 'chain', hook, table: table.name, chain: target.name, line: target.line + 1 });
-        if (t.kind === 'goto') item.stack.pop();
-        item.stack.push(newFrame(target, path, opts));
-        continue;
-      }
-      if (t.kind === 'unknown') {
-        const s = step(hook, rule, `${t.name} (not modelled)`);
-        path.steps.push(s);
-        path.events.push({ kind: 'rule', step: s });
-        results.push({ path, verdict: { kind: 'unknown', reason: `target ${t.name} is not modelled` } });
-        break;
-      }
-      if (t.kind !== 'target') break;
-      const res = t.module.apply(t.spec, path.pkt, env);
-      const s = step(hook, rule, res.text);
-      path.steps.push(s);
-      path.events.push({ kind: 'rule', step: s });
-      if (res.note) path.notes.push(`${table.name} ${rule.chain} rule ${rule.index} (line ${rule.line + 1}): ${res.note}`);
-      if (t.module.name === 'MASQUERADE') path.masquerade = res.effect.kind === 'accept';
-      const e = res.effect;
-      if (e.kind === 'continue') continue;
-      if (e.kind === 'accept') results.push({ path, verdict: { kind: 'accept' } });
-      else if (e.kind === 'drop') results.push({ path, verdict: { kind: 'drop', reason: res.text } });
-      else if (e.kind === 'reject') results.push({ path, verdict: { kind: 'reject', with: e.with } });
-      else if (e.kind === 'queue') results.push({ path, verdict: { kind: 'unknown', reason: 'queued to userspace' } });
-      else results.push({ path, verdict: { kind: 'unknown', reason: e.reason } });
-      break;
+/** A max-heap of waiting paths: most probable first, then first forked (deterministic). */
+class Queue {
+  private readonly heap: Item[] = [];
+  get size(): number {
+    return this.heap.length;
+  }
+  private before(a: Item, b: Item): boolean {
+    return a.weight > b.weight || (a.weight === b.weight && a.seq < b.seq);
+  }
+  push(it: Item): void {
+    const h = this.heap;
+    h.push(it);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.before(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
     }
   }
-  return results;
+  pop(): Item | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.before(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.before(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+function samePoint(a: Frame[], b: Frame[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = a.length - 1; i >= 0; i--) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.chain !== y.chain || x.pos !== y.pos || x.key !== y.key || x.via !== y.via) return false;
+  }
+  return true;
+}
+
+type Flow = 'next' | 'stop';
+
+class TableWalk {
+  readonly results: TableResult[] = [];
+  private readonly queue = new Queue();
+  /** Waiting items by the chain and position they will resume at, for merging. */
+  private readonly waiting = new Map<Chain, Map<number, Set<Item>>>();
+  private waitingCount = 0;
+  private seq = 0;
+
+  constructor(
+    private readonly table: Table,
+    private readonly base: Chain,
+    private readonly hook: HookName,
+    private readonly env: EvalEnv,
+    private readonly opts: WalkOptions,
+  ) {}
+
+  private get limits(): TraceLimits {
+    return this.opts.limits;
+  }
+
+  enqueue(path: Path, stack: Frame[]): void {
+    const it: Item = { path, stack, seq: this.seq++, weight: toNumber(path.prob), dead: false };
+    this.queue.push(it);
+    this.peersOf(stack, true)!.add(it);
+    this.waitingCount++;
+  }
+
+  private peersOf(stack: Frame[], create: boolean): Set<Item> | undefined {
+    const top = stack[stack.length - 1]!;
+    let byPos = this.waiting.get(top.chain);
+    if (!byPos) {
+      if (!create) return undefined;
+      this.waiting.set(top.chain, (byPos = new Map()));
+    }
+    let set = byPos.get(top.pos);
+    if (!set && create) byPos.set(top.pos, (set = new Set()));
+    return set;
+  }
+
+  private unwait(item: Item): void {
+    if (this.peersOf(item.stack, false)?.delete(item)) this.waitingCount--;
+  }
+
+  run(start: Path): TableResult[] {
+    this.enqueue(start, [newFrame(this.base, start, this.opts, { chain: this.base, rule: null, parent: null })]);
+    while (this.queue.size) {
+      const item = this.queue.pop()!;
+      if (item.dead) continue;
+      this.unwait(item);
+      if (this.limits.exhausted && this.limits.steps >= this.limits.maxSteps) {
+        addRemainder(this.limits, item.path.prob, item.path.count, item.path.assumptions);
+        continue;
+      }
+      this.runItem(item);
+    }
+    return this.results;
+  }
+
+  /** Merges waiting items at the running item's point and state into it. */
+  private absorb(item: Item): void {
+    const peers = this.peersOf(item.stack, false);
+    if (!peers || peers.size === 0) return;
+    for (const other of peers) {
+      if (other.dead || !samePoint(item.stack, other.stack) || !sameState(item.path, other.path, this.opts.live)) continue;
+      const p = item.path;
+      const q = other.path;
+      p.prob = add(p.prob, q.prob);
+      p.count += q.count;
+      p.variesNf = (p.variesNf | q.variesNf | (p.pkt.mark ^ q.pkt.mark)) >>> 0;
+      p.variesCt = (p.variesCt | q.variesCt | (p.pkt.ct.mark ^ q.pkt.ct.mark)) >>> 0;
+      for (const n of q.notes) if (!p.notes.includes(n)) p.notes.push(n);
+      other.dead = true;
+      peers.delete(other);
+      this.waitingCount--;
+      this.limits.paths--;
+    }
+  }
+
+  private runItem(item: Item): void {
+    const { path } = item;
+    const hook = this.hook;
+    const table = this.table;
+    for (;;) {
+      const frame = item.stack[item.stack.length - 1];
+      if (!frame) {
+        const policy = this.base.policy ?? 'ACCEPT';
+        path.events.push({ kind: 'policy', hook, table: table.name, chain: this.base.name, verdict: policy, line: this.base.line + 1 });
+        this.results.push({ path, verdict: policy === 'DROP' ? { kind: 'drop', reason: `policy DROP of ${table.name} ${this.base.name}` } : { kind: 'accept' } });
+        return;
+      }
+      if (this.waitingCount) this.absorb(item);
+      const rule = nextRule(frame, path);
+      if (!rule) {
+        item.stack.pop();
+        if (item.stack.length) event(path, { kind: 'return', table: table.name, chain: frame.chain.name, implicit: true });
+        continue;
+      }
+      const L = this.limits;
+      path.work++;
+      if (++L.steps > L.maxSteps) {
+        L.exhausted ??= `the trace's budget of ${L.maxSteps} rule evaluations ran out`;
+        this.results.push({ path, verdict: { kind: 'unknown', reason: `stopped after ${L.maxSteps} rule evaluations, at ${ruleName(rule)}: the trace's step budget ran out (a ruleset whose paths multiply, e.g. chains jumped to many times over; the rest of this path is not traced)` } });
+        return;
+      }
+      if (!this.matches(item, rule)) continue;
+      if (this.target(item, frame, rule) === 'stop') return;
+    }
+  }
+
+  private miss(path: Path, rule: Rule, reason: string): void {
+    if (path.misses.length < MAX_MISSES_PER_PATH) {
+      path.misses.push({ hook: this.hook, table: this.table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason });
+    } else if (path.misses.length === MAX_MISSES_PER_PATH) {
+      path.notes.push(`the list of rules that did not match was cut at ${MAX_MISSES_PER_PATH} entries`);
+      path.misses.push({ hook: this.hook, table: this.table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: '… (list cut here)' });
+    }
+  }
+
+  /**
+   * Whether a fork may be followed. Beyond the path or memory budget it is not: its probability goes to
+   * the remainder ("not enumerated") with the assumptions it was conditional on.
+   */
+  private mayFork(path: Path, prob: Rational, assumptions: readonly TraceAssumption[]): boolean {
+    const L = this.limits;
+    const size = path.steps.length + path.misses.length + path.events.length;
+    if (L.paths >= L.maxPaths) L.exhausted ??= `more than ${L.maxPaths} paths: the budget of paths followed per trace`;
+    else if (L.records + size > L.maxRecords) L.exhausted ??= `the trace's memory budget (${L.maxRecords} recorded steps, events and misses)`;
+    else {
+      L.paths++;
+      L.records += size;
+      return true;
+    }
+    addRemainder(L, prob, path.count, assumptions);
+    return false;
+  }
+
+  /** The rule's criteria; forks the path at random and undecidable matches. False when it does not match. */
+  private matches(item: Item, rule: Rule): boolean {
+    const { path } = item;
+    const { hook, table, opts, env } = this;
+    const miss = headerMiss(rule, path.pkt, opts.explain);
+    if (miss !== null) {
+      if (opts.explain) this.miss(path, rule, miss);
+      return false;
+    }
+    // Module matches, in the order written.
+    for (let k = 0; k < rule.matches.length; k++) {
+      const r = testMatch(rule, k, path.pkt, env);
+      if (r === true) continue;
+      if (r === false) {
+        if (opts.explain) this.miss(path, rule, whyMatch(rule, k, path.pkt, env));
+        return false;
+      }
+      if (r.kind === 'assume') {
+        path.notes.push(`${table.name} ${rule.chain} rule ${rule.index} (line ${rule.line + 1}): ${r.note}`);
+        if (r.value) continue;
+        if (opts.explain) this.miss(path, rule, r.note);
+        return false;
+      }
+      const where = { table: table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1 };
+      if (r.kind === 'branch') {
+        // Fork: the other path continues with the next rule, weighted by 1 - p.
+        const q = complement(r.p);
+        const qProb = mul(path.prob, q);
+        if (!isZero(q) && this.mayFork(path, qProb, path.assumptions)) {
+          const other = forkPath(path);
+          other.prob = qProb;
+          other.events.push({ kind: 'branch', ...where, taken: false, probability: formatRational(q), label: r.label });
+          if (opts.explain) this.miss(other, rule, `${r.label}: not chosen`);
+          this.enqueue(other, cloneStack(item.stack));
+        }
+        path.prob = mul(path.prob, r.p);
+        path.events.push({ kind: 'branch', ...where, taken: true, probability: formatRational(r.p), label: r.label });
+        continue;
+      }
+      // Unknown: fork into "does not match" (the other path) and "matches" (this one).
+      const no: TraceAssumption = { ...where, reason: r.reason, assumed: 'does not match' };
+      if (this.mayFork(path, path.prob, [...path.assumptions, no])) {
+        const other = forkPath(path);
+        other.assumptions.push(no);
+        other.events.push({ kind: 'assume', assumption: no });
+        if (opts.explain) this.miss(other, rule, `unknown, assumed not to match: ${r.reason}`);
+        this.enqueue(other, cloneStack(item.stack));
+      }
+      const yes: TraceAssumption = { ...where, reason: r.reason, assumed: 'matches' };
+      path.assumptions.push(yes);
+      path.events.push({ kind: 'assume', assumption: yes });
+    }
+    void hook;
+    return true;
+  }
+
+  private record(path: Path, rule: Rule, verdict: string): void {
+    const s = step(this.hook, rule, verdict);
+    if (path.steps.length < MAX_RECORDED) path.steps.push(s);
+    event(path, { kind: 'rule', step: s });
+  }
+
+  private end(path: Path, verdict: TableVerdict): Flow {
+    this.results.push({ path, verdict });
+    return 'stop';
+  }
+
+  /** The matched rule's target: how the walk goes on. */
+  private target(item: Item, frame: Frame, rule: Rule): Flow {
+    const { path } = item;
+    const table = this.table;
+    const t = rule.target;
+    if (!t) {
+      this.record(path, rule, 'no target (counted)');
+      return 'next';
+    }
+    if (t.kind === 'verdict') {
+      this.record(path, rule, t.verdict);
+      if (t.verdict === 'ACCEPT') return this.end(path, { kind: 'accept' });
+      if (t.verdict === 'DROP') return this.end(path, { kind: 'drop', reason: `DROP in ${table.name} ${rule.chain} rule ${rule.index}` });
+      if (t.verdict === 'QUEUE') return this.end(path, { kind: 'unknown', reason: 'QUEUE: a userspace program decides' });
+      // RETURN: pop to the caller; from the bottom frame, the base chain's policy.
+      const top = item.stack.pop()!;
+      event(path, { kind: 'return', table: table.name, chain: top.chain.name, implicit: false });
+      return 'next';
+    }
+    if (t.kind === 'unknown') {
+      this.record(path, rule, `${t.name} (not modelled)`);
+      return this.end(path, { kind: 'unknown', reason: `target ${t.name} is not modelled` });
+    }
+    if (t.kind !== 'target') return this.enter(item, frame, rule, t.kind, t.chain);
+    const res = t.module.apply(t.spec, path.pkt, this.env);
+    this.record(path, rule, res.text);
+    if (res.note) path.notes.push(`${table.name} ${rule.chain} rule ${rule.index} (line ${rule.line + 1}): ${res.note}`);
+    if (t.module.name === 'MASQUERADE') path.masquerade = res.effect.kind === 'accept';
+    const e = res.effect;
+    if (e.kind === 'continue') return 'next';
+    if (e.kind === 'accept') return this.end(path, { kind: 'accept' });
+    if (e.kind === 'drop') return this.end(path, { kind: 'drop', reason: res.text });
+    if (e.kind === 'reject') return this.end(path, { kind: 'reject', with: e.with });
+    if (e.kind === 'queue') return this.end(path, { kind: 'unknown', reason: 'queued to userspace' });
+    return this.end(path, { kind: 'unknown', reason: e.reason });
+  }
+
+  /** A jump or goto: enters the chain, unless that closes a cycle of the chain graph. */
+  private enter(item: Item, frame: Frame, rule: Rule, kind: 'jump' | 'goto', name: string): Flow {
+    const { path } = item;
+    const table = this.table;
+    const target = table.chains.get(name);
+    if (!target) return this.end(path, { kind: 'unknown', reason: `${kind} to undeclared chain ${name}: iptables-restore refuses the file ("Couldn't load target \`${name}'")` });
+    this.record(path, rule, `${kind} ${name}`);
+    let seen: Via | null = frame.via;
+    while (seen && seen.chain !== target) seen = seen.parent;
+    if (seen) {
+      const loop = loopOf(frame.via, seen, rule);
+      path.loop = loop.map((r) => ({ hook: this.hook, table: r.table, chain: r.chain, rule: r.index, line: r.line + 1, verdict: r.target && (r.target.kind === 'jump' || r.target.kind === 'goto') ? `${r.target.kind} ${r.target.chain}` : '' }));
+      const cycle = [target.name, ...loop.map((r) => (r.target as { chain: string }).chain)].join(' → ');
+      const via = loop.map((r) => `${r.chain} rule ${r.index} (line ${r.line + 1}) ${(r.target as { kind: string }).kind === 'goto' ? 'goes to' : 'jumps to'} ${(r.target as { chain: string }).chain}`).join(', ');
+      return this.end(path, { kind: 'unknown', reason: `jump loop ${cycle} in table ${table.name}: ${via}. The kernel refuses to load a table with a loop (ELOOP), so no packet takes this path; the trace stops here` });
+    }
+    event(path, { kind: 'chain', hook: this.hook, table: table.name, chain: target.name, line: target.line + 1 });
+    if (kind === 'goto') item.stack.pop();
+    item.stack.push(newFrame(target, path, this.opts, { chain: target, rule, parent: frame.via }));
+    return 'next';
+  }
+}
+
+/** The rules of the cycle, in order: from the one that left `seen`'s chain to `closing`. */
+function loopOf(via: Via, seen: Via, closing: Rule): Rule[] {
+  const rules: Rule[] = [closing];
+  for (let v: Via | null = via; v && v !== seen; v = v.parent) if (v.rule) rules.push(v.rule);
+  return rules.reverse();
+}
+
+export function walkTable(table: Table, base: Chain, hook: HookName, start: Path, env: EvalEnv, opts: WalkOptions): TableResult[] {
+  env.hook = hook;
+  env.table = table.name;
+  const L = opts.limits;
+  if (L.steps >= L.maxSteps) {
+    // The step budget is spent: the path is kept as probability not enumerated.
+    addRemainder(L, start.prob, start.count, start.assumptions);
+    return [];
+  }
+  start.events.push({ kind: 'chain', hook, table: table.name, chain: base.name, line: base.line + 1 });
+  return new TableWalk(table, base, hook, env, opts).run(start);
 }

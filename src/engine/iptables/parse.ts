@@ -4,7 +4,12 @@
  * (`iptables-save -c`), from the legacy and nft back ends, IPv4 and IPv6. It never throws: every problem
  * becomes a diagnostic with a range, and parsing goes on with the next line.
  */
-import { type Diagnostic, type DiagnosticCode, type Range, type Severity, lineRange } from '../diagnostics.ts';
+import { type Diagnostic, type DiagnosticCode, type Range, type Severity, clip, clipWords, lineRange } from '../diagnostics.ts';
+import { lostLineBreaks } from './line-breaks.ts';
+import { argvLimit } from './line-limits.ts';
+import { BOM, classifyText } from './encoding.ts';
+
+export { looksBinary } from './encoding.ts';
 import type { Family } from '../net/addr.ts';
 import { type Chain, type Counters, type Rule, type Ruleset, type Table, TABLE_HOOKS, iptablesBase } from '../model.ts';
 import { TokenBuffer } from './tokenize.ts';
@@ -35,18 +40,6 @@ function emptyRuleset(file: string, family: Family, diagnostics: Diagnostic[], l
   return { family, file, tables: new Map(), diagnostics, ruleCount: 0, lineCount };
 }
 
-/** Binary input: NUL bytes or mostly control characters in the first 64 KiB. */
-export function looksBinary(text: string): boolean {
-  const n = Math.min(text.length, 65536);
-  let control = 0;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0) return true;
-    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c === 0xfffd) control++;
-  }
-  return n > 0 && control / n > 0.1;
-}
-
 function detectFamily(text: string): Family {
   const head = text.slice(0, 4096);
   if (/^#.*\bip6tables(-nft|-legacy)?-save\b/m.test(head)) return 6;
@@ -74,7 +67,12 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
     });
     return emptyRuleset(file, options.family ?? 4, diagnostics);
   }
-  if (looksBinary(text)) {
+  const kind = classifyText(text);
+  if (kind === 'utf16') {
+    diagnostics.push({ code: 'binary-input', severity: 'error', message: `${file} is UTF-16 text: iptables-restore refuses it ("line 1 failed"); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)`, range: lineRange(0) });
+    return emptyRuleset(file, options.family ?? 4, diagnostics);
+  }
+  if (kind === 'binary') {
     diagnostics.push({ code: 'binary-input', severity: 'error', message: `${file} is not text (binary data); expected iptables-save output`, range: lineRange(0) });
     return emptyRuleset(file, options.family ?? 4, diagnostics);
   }
@@ -88,20 +86,32 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
   const counterSink: { error: string | null } = { error: null };
   let pos = 0;
   const len = text.length;
+  if (text.charCodeAt(0) === BOM) {
+    pos = 1;
+    diagnostics.push({ code: 'bad-argument', severity: 'error', message: `the file starts with a UTF-8 byte-order mark (U+FEFF): iptables-restore refuses it ("line 1 failed"); save it as UTF-8 without BOM. The rest is read as if it were not there`, range: lineRange(0, 0, 1) });
+  }
+  let crlfReported = false;
+  let nulReported = false;
 
   const report = (code: DiagnosticCode, severity: Severity, message: string, line: number, start: number, end: number) => {
-    diagnostics.push({ code, severity, message, range: { start: { line, character: start }, end: { line, character: end } } });
+    diagnostics.push({ code, severity, message: clipWords(message), range: { start: { line, character: start }, end: { line, character: end } } });
   };
 
   const finishTable = () => {
     if (table) {
       resolveTable(table, family, diagnostics);
       if (!tableCommitted) {
-        report('missing-commit', 'error', `table ${table.name} (line ${table.line + 1}) has no COMMIT: iptables-restore would reject it; it is read as if committed`, table.line, 0, table.name.length + 1);
+        const cut = text.length > 0 && text.charCodeAt(text.length - 1) !== 10 ? `; the file ends in the middle of line ${lineNo}, so it was probably cut off` : '';
+        report('missing-commit', 'error', `table ${clip(table.name, 40)} (line ${table.line + 1}) has no COMMIT: iptables-restore refuses the file ("COMMIT expected at line ${lineNo + (cut ? 1 : 0)}")${cut}; it is read as if committed`, table.line, 0, table.name.length + 1);
       }
     }
     table = null;
     tableCommitted = true;
+  };
+
+  const checkLost = (line: string, at: number) => {
+    const lost = lostLineBreaks(line);
+    if (lost) report('line-breaks-lost', 'error', lost, at, 0, Math.min(line.length, 200));
   };
 
   const getChain = (name: string, line: number, start: number, end: number, create: boolean): Chain | null => {
@@ -119,17 +129,49 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
   while (pos <= len) {
     let eol = text.indexOf('\n', pos);
     if (eol < 0) eol = len;
-    const line = text.slice(pos, eol);
+    let line = text.slice(pos, eol);
     const thisLine = lineNo;
+    if (line.charCodeAt(line.length - 1) === 13) {
+      // iptables-restore keeps the \r as part of the last word: `*filter\r` is no table.
+      line = line.slice(0, -1);
+      if (!crlfReported && line.length) {
+        crlfReported = true;
+        report('bad-argument', 'error', `this file has Windows line ends (\\r\\n): iptables-restore refuses it at line ${thisLine + 1} (it keeps the \\r in the last word, e.g. "unable to initialize table 'filter\\r'"); convert it with dos2unix. The rest is read without the \\r`, thisLine, line.length, line.length + 1);
+      }
+    }
+    const nulAt = line.indexOf('\0');
+    if (nulAt >= 0) {
+      if (!nulReported) {
+        nulReported = true;
+        report('binary-input', 'error', `NUL byte (\\0) in this line: iptables-restore reads a line only up to its first NUL, so it sees ${JSON.stringify(clip(line.slice(0, nulAt), 120))}; remove the NUL bytes (later lines with NULs are read the same way)`, thisLine, nulAt, nulAt + 1);
+      }
+      line = line.slice(0, nulAt);
+    }
     pos = eol + 1;
     lineNo++;
     let k = 0;
     while (k < line.length && (line.charCodeAt(k) === 32 || line.charCodeAt(k) === 9)) k++;
+    // A comment or table line that long is likely a whole file whose line breaks were lost.
+    if (line.length > 120 && (line.charCodeAt(k) === 35 || line.charCodeAt(k) === 42)) checkLost(line, thisLine);
     if (k >= line.length || line.charCodeAt(k) === 35 /* # */ || (k === line.length - 1 && line.charCodeAt(k) === 13)) {
+      // iptables-restore skips empty lines and comments, but a line of spaces or tabs reaches its command
+      // parser with no words and fails: "no command specified", "Error occurred at line: N"
+      // (iptables/iptables-restore.c; checked with iptables-legacy-restore and iptables-nft-restore 1.8.9).
+      if (k > 0 && (k >= line.length || line.charCodeAt(k) === 13)) {
+        report('whitespace-line', 'error', `this line holds only ${line.charCodeAt(0) === 9 ? 'tabs or spaces' : 'spaces'}: iptables-restore refuses the file here ("no command specified"; line ${thisLine + 1} failed); delete the spaces or the line`, thisLine, 0, k);
+      }
       if (eol === len) break;
       continue;
     }
+
     const c0 = line.charCodeAt(k);
+    const limit = argvLimit(line);
+    if (limit) {
+      checkLost(line, thisLine);
+      report('bad-argument', 'error', limit, thisLine, k, Math.min(line.length, k + 200));
+      if (eol === len) break;
+      continue;
+    }
     if (c0 === 42 /* * */) {
       finishTable();
       const name = line.slice(k + 1).trim();
@@ -159,6 +201,7 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       continue;
     }
     if (table && fastAppend(line, k, c0, table, thisLine, family, counterSink)) {
+      if (line.length > 2000) checkLost(line, thisLine);
       ruleCount++;
       if (eol === len) break;
       continue;
@@ -167,8 +210,9 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       report('bad-argument', 'error', `'${counterSink.error}' is not a [packets:bytes] counter`, thisLine, k, k + counterSink.error.length);
       counterSink.error = null;
     }
+    if (line.length > 120) checkLost(line, thisLine);
     tok.fill(line);
-    if (tok.unterminatedQuoteAt >= 0) report('unterminated-quote', 'error', `unterminated quote: the rest of the line is read as one word`, thisLine, tok.unterminatedQuoteAt, line.length);
+    if (tok.unterminatedQuoteAt >= 0) report('unterminated-quote', 'warning', unterminatedQuoteMessage(line, tok.unterminatedQuoteAt), thisLine, tok.unterminatedQuoteAt, line.length);
     if (tok.count === 0) continue;
     let first = 0;
     let counters: Counters | null = null;
@@ -382,9 +426,35 @@ function fastAppend(line: string, k: number, c0: number, table: Table, lineNo: n
 
 const TARGET_MARKERS = [' -j ', ' -g ', ' --jump ', ' --goto '];
 
+/**
+ * iptables-restore accepts a quote that is never closed: the word runs to the end of the line
+ * (`add_param_to_argv`), so a `-j ACCEPT` after it is part of the comment and the rule has no target
+ * (iptables-save then prints the rule back with that comment). Accepted, so a warning; the message says
+ * what the user most likely meant.
+ */
+function unterminatedQuoteMessage(line: string, at: number): string {
+  const rest = line.slice(at + 1);
+  const m = /(?:^|\s)(-j|-g|--jump|--goto)\s+(\S+)/.exec(rest);
+  const what = /--comment\s+$/.test(line.slice(0, at)) ? 'the rest of the line is the comment' : 'iptables-restore reads the rest of the line as this one word';
+  if (m) return `unterminated quote: ${what}, so \`${m[1]} ${clipWords(m[2]!)}\` is not the target and this rule has none (iptables-restore accepts the line so); close the quote before ${m[1]}`;
+  return `unterminated quote: iptables-restore reads the rest of the line as one word`;
+}
+
+/** Whether every double quote of the line is closed (backslash escapes one inside quotes, as the tokenizer reads them). */
+function quotesBalanced(line: string): boolean {
+  let open = false;
+  for (let i = line.indexOf('"'); i >= 0 && i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 92 /* \ */ && open) i++;
+    else if (c === 34) open = !open;
+  }
+  return !open;
+}
+
 /** The last `-j NAME`/`-g NAME` outside quotes; undefined when quotes make a text search unsafe. */
 function findTargetInText(line: string, specStart: number): TargetRef | null | undefined {
   const q = line.lastIndexOf('"');
+  if (q >= 0 && !quotesBalanced(line)) return undefined;
   let best = -1;
   let marker = '';
   for (const m of TARGET_MARKERS) {

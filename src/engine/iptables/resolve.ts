@@ -11,6 +11,25 @@ import { type HookName, type Ruleset, type Table, TABLE_HOOKS } from '../model.t
 import { STANDARD_TARGETS, TARGETS } from '../targets/registry.ts';
 import { IptRule, type TargetRef } from './rule-node.ts';
 
+/**
+ * Target extensions iptables 1.8 ships (libxt_*, libipt_*, libip6t_* with upper-case names). A `-j NAME`
+ * that is neither one of these nor a declared chain is refused by iptables-restore.
+ */
+const KERNEL_TARGETS = new Set([
+  'AUDIT', 'CHECKSUM', 'CLASSIFY', 'CLUSTERIP', 'CONNMARK', 'CONNSECMARK', 'CT', 'DNAT', 'DNPT', 'DSCP', 'ECN', 'HL', 'HMARK',
+  'IDLETIMER', 'LED', 'LOG', 'MARK', 'MASQUERADE', 'NETMAP', 'NFLOG', 'NFQUEUE', 'NOTRACK', 'RATEEST', 'REDIRECT', 'REJECT',
+  'SECMARK', 'SET', 'SNAT', 'SNPT', 'SYNPROXY', 'TCPMSS', 'TCPOPTSTRIP', 'TEE', 'TOS', 'TPROXY', 'TRACE', 'TTL', 'ULOG', 'NFACCT',
+]);
+
+/**
+ * The words of the kernel's tools for a target that is no chain of the table, checked against
+ * iptables-legacy-restore and iptables-nft-restore 1.8.9 (test/fixtures/kernel/restore-refusals).
+ */
+function undeclaredMessage(kind: 'jump' | 'goto', name: string, table: string): string {
+  const legacy = kind === 'goto' ? `goto '${name}' is not a chain` : `Couldn't load target \`${name}':No such file or directory`;
+  return `${kind === 'goto' ? 'goto' : 'jump to'} ${name}, which is not a chain of table ${table} (no ':${name} - [0:0]' line) nor a target extension: iptables-restore refuses the file ("${legacy}"; iptables-nft-restore: "Chain '${name}' does not exist")`;
+}
+
 function refOf(rule: unknown): TargetRef | null {
   return rule instanceof IptRule ? rule.targetRef : null;
 }
@@ -34,9 +53,8 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       }
       const mod = t.kind === 'jump' ? TARGETS.get(t.name) : undefined;
       if (!mod) {
-        const looksLikeTarget = t.kind === 'jump' && /^[A-Z0-9_]+$/.test(t.name);
-        if (looksLikeTarget) report('unknown-target', `target ${t.name} is not modelled: traces that reach this rule end as unknown`, 'warning');
-        else report('undeclared-target', `${t.kind} to chain ${t.name}, which is not declared in table ${table.name}`);
+        if (t.kind === 'jump' && KERNEL_TARGETS.has(t.name)) report('unknown-target', `target ${t.name} is not modelled: traces that reach this rule end as unknown`, 'warning');
+        else report('undeclared-target', undeclaredMessage(t.kind, t.name, table.name));
         continue;
       }
       if (mod.tables && !mod.tables.includes(table.name)) {
@@ -87,6 +105,11 @@ function findLoops(table: Table, diagnostics: Diagnostic[]): void {
 }
 
 const validated = new WeakSet<Ruleset>();
+
+/** Whether `validateRules` has run: only then do the diagnostics include every rule option's errors. */
+export function isValidated(rs: Ruleset): boolean {
+  return validated.has(rs);
+}
 
 /**
  * Compiles every rule and adds the diagnostics of their options (bad addresses, unknown options, …) to the

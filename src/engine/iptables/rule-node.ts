@@ -4,7 +4,7 @@
  * options) is compiled the first time something asks for it — a trace touches a few dozen of a 300k-rule
  * dump's rules — or for all rules at once by `validateRules`, which also collects their diagnostics.
  */
-import type { Diagnostic, Range } from '../diagnostics.ts';
+import { type Diagnostic, type Range, clipWords } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
 import type { CompileContext } from '../matches/types.ts';
 import type { Counters, IpMatch, MatchInstance, Rule, Table, TargetInstance } from '../model.ts';
@@ -34,7 +34,7 @@ interface Compiled {
 const sharedTokens = new TokenBuffer();
 let sink: Diagnostic[] = [];
 const sharedParser = new RuleSpecParser((code, severity, message, line, start, end) => {
-  sink.push({ code, severity, message, range: { start: { line, character: start }, end: { line, character: end } } });
+  sink.push({ code, severity, message: clipWords(message), range: { start: { line, character: start }, end: { line, character: end } } });
 });
 
 export class IptRule implements Rule {
