@@ -458,7 +458,7 @@ export function findTable(rs: NftRuleset, family: NftFamily, name: string): NftT
 /** Standard priority names (nft(8), "Standard priority names"); bridge has its own values. */
 export function namedPriority(family: NftFamily, name: string): number | undefined {
   const table = family === 'bridge' ? BRIDGE_PRIORITIES : PRIORITIES;
-  return table[name];
+  return Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
 const PRIORITIES: Readonly<Record<string, number>> = {

@@ -21,9 +21,10 @@ type Diag = Pick<Cursor, 'diag'>;
 
 export class RulesetBuilder {
   readonly tables: MTable[] = [];
+  // Lookups are per table (no key strings built per lookup: a large script looks chains up ~10^6 times).
   private readonly index = new Map<string, MTable>();
-  private readonly chainIndex = new Map<string, MChain>();
-  private readonly setIndex = new Map<string, MSet>();
+  private readonly chainIndex = new WeakMap<NftTable, Map<string, MChain>>();
+  private readonly setIndex = new WeakMap<NftTable, Map<string, MSet>>();
   private readonly elementCut = new Set<MSet>();
 
   constructor(private readonly d: Diag) {}
@@ -52,7 +53,7 @@ export class RulesetBuilder {
   }
 
   chain(t: NftTable, name: string): MChain | undefined {
-    return this.chainIndex.get(`${t.family} ${t.name} ${name}`);
+    return this.chainIndex.get(t)?.get(name);
   }
 
   addChain(t: MTable, name: string, range: Range, create = false): MChain {
@@ -63,7 +64,7 @@ export class RulesetBuilder {
     }
     const c: MChain = { family: t.family, table: t.name, name, rules: [], range };
     t.chains.push(c);
-    this.chainIndex.set(`${t.family} ${t.name} ${name}`, c);
+    this.chainsOf(t).set(name, c);
     return c;
   }
 
@@ -75,18 +76,18 @@ export class RulesetBuilder {
 
   deleteChain(t: MTable, c: MChain): void {
     t.chains.splice(t.chains.indexOf(c), 1);
-    this.chainIndex.delete(`${t.family} ${t.name} ${c.name}`);
+    this.chainsOf(t).delete(c.name);
   }
 
   deleteTable(t: MTable): void {
     this.tables.splice(this.tables.indexOf(t), 1);
     this.index.delete(`${t.family} ${t.name}`);
-    for (const c of t.chains) this.chainIndex.delete(`${t.family} ${t.name} ${c.name}`);
-    for (const s of t.sets) this.setIndex.delete(`${t.family} ${t.name} ${s.name}`);
+    this.chainIndex.delete(t);
+    this.setIndex.delete(t);
   }
 
   set(t: NftTable, name: string): MSet | undefined {
-    return this.setIndex.get(`${t.family} ${t.name} ${name}`);
+    return this.setIndex.get(t)?.get(name);
   }
 
   addSet(t: MTable, s: MSet, create = false): MSet {
@@ -99,7 +100,7 @@ export class RulesetBuilder {
     const elements = s.elements;
     s.elements = [];
     t.sets.push(s);
-    this.setIndex.set(`${t.family} ${t.name} ${s.name}`, s);
+    this.setsOf(t).set(s.name, s);
     this.addElements(s, elements, s.range);
     return s;
   }
@@ -112,7 +113,19 @@ export class RulesetBuilder {
 
   deleteSet(t: MTable, s: MSet): void {
     t.sets.splice(t.sets.indexOf(s), 1);
-    this.setIndex.delete(`${t.family} ${t.name} ${s.name}`);
+    this.setsOf(t).delete(s.name);
+  }
+
+  private chainsOf(t: NftTable): Map<string, MChain> {
+    let m = this.chainIndex.get(t);
+    if (!m) this.chainIndex.set(t, (m = new Map()));
+    return m;
+  }
+
+  private setsOf(t: NftTable): Map<string, MSet> {
+    let m = this.setIndex.get(t);
+    if (!m) this.setIndex.set(t, (m = new Map()));
+    return m;
   }
 
   addElements(s: MSet, items: readonly NftExpr[], range: Range): void {

@@ -28,7 +28,8 @@ export class Cursor {
 
   constructor(src: string) {
     this.lexer = new Lexer(src);
-    this.last = { kind: 'eof', text: '', line: 0, col: 0, endLine: 0, endCol: 0 };
+    const p0 = { line: 0, character: 0 };
+    this.last = { kind: 'eof', text: '', line: 0, col: 0, endLine: 0, endCol: 0, range: { start: p0, end: p0 } };
   }
 
   /** The k-th token ahead (0 = current), after variable substitution. */
@@ -115,7 +116,7 @@ export class Cursor {
         this.diag('undefined-variable', `undefined variable "$${name.text}"`, range);
       }
       // Keep a placeholder word so that the statement still has an operand where the variable was.
-      this.buf.push({ ...name, kind: 'word', text: `$${name.text}`, col: dollar.col });
+      this.buf.push({ ...name, kind: 'word', text: `$${name.text}`, col: dollar.col, range });
       return;
     }
     this.expanded += def.tokens.length;
@@ -123,12 +124,12 @@ export class Cursor {
       if (this.expanded - def.tokens.length <= MAX_EXPANDED) {
         this.diag('input-too-large', `variables expand to more than ${MAX_EXPANDED} tokens; "$${name.text}" not substituted`, range);
       }
-      this.buf.push({ ...name, kind: 'word', text: `$${name.text}`, col: dollar.col });
+      this.buf.push({ ...name, kind: 'word', text: `$${name.text}`, col: dollar.col, range });
       return;
     }
     // Substituted tokens take the position of the `$name` they replace, so diagnostics point at the use.
     for (const d of def.tokens) {
-      this.buf.push({ ...d, line: dollar.line, col: dollar.col, endLine: name.endLine, endCol: name.endCol });
+      this.buf.push({ ...d, line: dollar.line, col: dollar.col, endLine: name.endLine, endCol: name.endCol, range });
     }
   }
 }

@@ -272,7 +272,7 @@ export function parseSetBody(cur: Cursor, s: MSet, isMap: boolean): void {
         if (cur.isWord('=')) cur.next();
         if (!cur.isPunct('{')) return false;
         const set = parseSetBlock(cur, true);
-        if (set.kind === 'set') s.elements.push(...set.items);
+        if (set.kind === 'set') for (const e of set.items) s.elements.push(e);
         return true;
       }
       default:
@@ -294,6 +294,9 @@ function flatten(e: NftExpr): NftExpr[] {
   return e.kind === 'concat' ? [...e.items] : [e];
 }
 
+const META_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({ iifname: 'ifname', oifname: 'ifname', iif: 'iface_index', oif: 'iface_index', mark: 'mark', l4proto: 'inet_proto', nfproto: 'nf_proto', skuid: 'uid', skgid: 'gid', pkttype: 'pkt_type' }));
+const CT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({ mark: 'mark', state: 'ct_state', status: 'ct_status', zone: 'integer' }));
+
 /** The data type nft derives from a `typeof` expression (what its JSON prints as `type`). */
 function typeOfExpr(e: NftExpr): string | undefined {
   if (e.kind === 'payload') {
@@ -309,10 +312,9 @@ function typeOfExpr(e: NftExpr): string | undefined {
     return undefined;
   }
   if (e.kind === 'meta') {
-    const m: Record<string, string> = { iifname: 'ifname', oifname: 'ifname', iif: 'iface_index', oif: 'iface_index', mark: 'mark', l4proto: 'inet_proto', nfproto: 'nf_proto', skuid: 'uid', skgid: 'gid', pkttype: 'pkt_type' };
-    return m[e.key];
+    return META_TYPES.get(e.key);
   }
-  if (e.kind === 'ct') return ({ mark: 'mark', state: 'ct_state', status: 'ct_status', zone: 'integer' } as Record<string, string>)[e.key];
+  if (e.kind === 'ct') return CT_TYPES.get(e.key);
   return undefined;
 }
 

@@ -9,7 +9,7 @@ import { tokRange, type Tok } from './parse-tokenizer.ts';
 import { literal, parseDuration, spanRange } from './parse-values.ts';
 
 /** Payload protocols and their fields (nft(8) PAYLOAD EXPRESSION). */
-export const PAYLOAD_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+export const PAYLOAD_FIELDS: ReadonlyMap<string, ReadonlySet<string>> = new Map(Object.entries({
   ether: new Set(['daddr', 'saddr', 'type']),
   vlan: new Set(['id', 'dei', 'cfi', 'pcp', 'type']),
   arp: new Set(['htype', 'ptype', 'hlen', 'plen', 'operation', 'saddr', 'daddr']),
@@ -28,7 +28,7 @@ export const PAYLOAD_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
   comp: new Set(['nexthdr', 'flags', 'cpi']),
   th: new Set(['sport', 'dport']),
   gre: new Set(['flags', 'version', 'protocol']),
-};
+}));
 
 /** IPv6 extension headers (nft(8) EXTENSION HEADER EXPRESSIONS). */
 const EXTHDRS = new Set(['hbh', 'frag', 'dst', 'mh', 'srh']);
@@ -52,9 +52,9 @@ const CT_KEYS = new Set([
   'proto-src', 'proto-dst', 'label', 'bytes', 'packets', 'avgpkt', 'zone', 'id', 'event', 'secmark', 'count',
 ]);
 
-const BINOPS: Readonly<Record<string, '&' | '|' | '^' | '<<' | '>>'>> = {
+const BINOPS: ReadonlyMap<string, '&' | '|' | '^' | '<<' | '>>'> = new Map(Object.entries({
   '&': '&', and: '&', '|': '|', or: '|', '^': '^', xor: '^', '<<': '<<', lshift: '<<', '>>': '>>', rshift: '>>',
-};
+} as const));
 
 export const VERDICTS = new Set(['accept', 'drop', 'continue', 'return', 'jump', 'goto', 'queue']);
 
@@ -66,7 +66,8 @@ export function startsKeyExpr(cur: Cursor, unqualified: boolean): boolean {
   const w = t.text;
   const n = cur.peek(1);
   const nw = n.kind === 'word' ? n.text : '';
-  if (PAYLOAD_FIELDS[w]) return PAYLOAD_FIELDS[w].has(nw) || (w === 'tcp' && nw === 'option') || (w === 'sctp' && nw === 'chunk') || (w === 'ip' && nw === 'option');
+  const fields = PAYLOAD_FIELDS.get(w);
+  if (fields) return fields.has(nw) || (w === 'tcp' && nw === 'option') || (w === 'sctp' && nw === 'chunk') || (w === 'ip' && nw === 'option');
   switch (w) {
     case 'meta':
       return META_KEYS.has(nw);
@@ -104,7 +105,7 @@ function parseKeyBinop(cur: Cursor): NftExpr {
   let left = parseKey(cur);
   for (;;) {
     const t = cur.peek();
-    const op = t.kind === 'word' ? BINOPS[t.text] : undefined;
+    const op = t.kind === 'word' ? BINOPS.get(t.text) : undefined;
     if (!op) return left;
     cur.next();
     const right = parseValueAtom(cur, true);
@@ -135,7 +136,7 @@ export function parseKey(cur: Cursor): NftExpr {
     return { kind: 'rawpayload', base, offset, len, range: r() };
   }
   const w = t.text;
-  if (PAYLOAD_FIELDS[w]) {
+  if (PAYLOAD_FIELDS.has(w)) {
     const f = cur.next().text;
     if ((w === 'tcp' || w === 'ip') && f === 'option') return exthdrOption(cur, `${w} option`, start);
     if (w === 'sctp' && f === 'chunk') return exthdrOption(cur, 'sctp chunk', start);
@@ -275,7 +276,7 @@ function parseValueBinop(cur: Cursor, keys: boolean): NftExpr {
   let left = parseValueAtom(cur, keys);
   for (;;) {
     const t = cur.peek();
-    const op = t.kind === 'word' ? BINOPS[t.text] : undefined;
+    const op = t.kind === 'word' ? BINOPS.get(t.text) : undefined;
     if (!op) return left;
     cur.next();
     const right = parseValueAtom(cur, keys);

@@ -10,9 +10,9 @@ import { tokRange, type Tok } from './parse-tokenizer.ts';
 import { describe, parseKeyConcat, parseValue, parseValueAtom, parseValueConcat, parseSetBlock, startsKeyExpr } from './parse-text-expr.ts';
 import { literal, parseNumber, splitAddrPort, spanRange } from './parse-values.ts';
 
-const OPS: Readonly<Record<string, NftMatchOp>> = {
+const OPS: ReadonlyMap<string, NftMatchOp> = new Map(Object.entries({
   '==': '==', eq: '==', '!=': '!=', ne: '!=', '<': '<', lt: '<', '>': '>', gt: '>', '<=': '<=', le: '<=', '>=': '>=', ge: '>=',
-};
+} as const));
 
 /** Keys whose values are bit flags: nft compares them with "any of these bits" when no operator is written. */
 function isBitmaskKey(e: NftExpr): boolean {
@@ -132,8 +132,8 @@ function parseExprStmt(cur: Cursor): NftStmt {
     return { kind: 'mangle', key: left, value, range: spanRange(left.range, value.range) };
   }
   let op: NftMatchOp | undefined;
-  if (t.kind === 'word' && OPS[t.text]) {
-    op = OPS[t.text];
+  if (t.kind === 'word' && OPS.has(t.text)) {
+    op = OPS.get(t.text);
     cur.next();
   }
   if (cur.atEnd()) {

@@ -23,12 +23,14 @@ export interface Tok {
   readonly col: number;
   readonly endLine: number;
   readonly endCol: number;
+  /** The token's range, made once and shared by every single-token node built from it. */
+  readonly range: Range;
   /** A string that had no closing quote on its line. */
   readonly unterminated?: boolean;
 }
 
 export function tokRange(a: Tok, b: Tok = a): Range {
-  return { start: { line: a.line, character: a.col }, end: { line: b.endLine, character: b.endCol } };
+  return a === b ? a.range : { start: a.range.start, end: b.range.end };
 }
 
 const PUNCT = new Set(['{', '}', ';', ',', '(', ')', '@', '$']);
@@ -114,6 +116,8 @@ export class Lexer {
 
   private make(kind: TokKind, text: string, start: number, end: number): Tok {
     const col = start - this.lineStart;
-    return { kind, text, line: this.line, col, endLine: this.line, endCol: col + (end - start) };
+    const line = this.line;
+    const endCol = col + (end - start);
+    return { kind, text, line, col, endLine: line, endCol, range: { start: { line, character: col }, end: { line, character: endCol } } };
   }
 }

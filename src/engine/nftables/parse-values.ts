@@ -52,7 +52,7 @@ function rangeDash(w: string): number {
   return -1;
 }
 
-const UNIT_SECONDS: Readonly<Record<string, number>> = { d: 86400, h: 3600, m: 60, s: 1, ms: 0.001 };
+const UNIT_SECONDS: ReadonlyMap<string, number> = new Map(Object.entries({ d: 86400, h: 3600, m: 60, s: 1, ms: 0.001 }));
 
 /**
  * `1d2h3m4s500ms`, `10800s`, `3h` or a bare number of seconds, in whole seconds as nft's JSON prints them
@@ -64,7 +64,7 @@ export function parseDuration(w: string): number {
   let total = 0;
   let pos = 0;
   for (let m = re.exec(w); m; m = re.exec(w)) {
-    total += Number(m[1]) * (UNIT_SECONDS[m[2] ?? ''] ?? 0);
+    total += Number(m[1]) * (UNIT_SECONDS.get(m[2] ?? '') ?? 0);
     pos = re.lastIndex;
   }
   if (pos !== w.length || pos === 0) return NaN;
