@@ -146,13 +146,16 @@ export function checkPacketText(text: string, family: 4 | 6 | null): PacketCheck
   const parsed = parsePacketText(text);
   if (!parsed.ok) return { ok: false, error: parsed.error };
   const p = parsed.input;
-  const dst = parseAddr(p.dst);
-  if (!dst) return { ok: false, error: `'${p.dst}' is not an IP address` };
-  if (family !== null && dst.v !== family) return { ok: false, error: `${p.dst} is IPv${dst.v}, the dump is IPv${family}` };
+  // `node` / `node(eth0)` is the node's own address, whatever it is (the engine's packet-spec.ts).
+  const nodeWord = (t: string) => /^node(?:\([^)]*\))?$/i.test(t);
+  const read = (t: string) => (nodeWord(t) ? null : parseAddr(t));
+  const dst = read(p.dst);
+  if (!dst && !nodeWord(p.dst)) return { ok: false, error: `'${p.dst}' is not an IP address (or node, the node itself)` };
+  if (dst && family !== null && dst.v !== family) return { ok: false, error: `${p.dst} is IPv${dst.v}, the dump is IPv${family}` };
   if (p.src !== undefined) {
-    const src = parseAddr(p.src);
-    if (!src) return { ok: false, error: `'${p.src}' is not an IP address` };
-    if (src.v !== dst.v) return { ok: false, error: `source and destination are of different families` };
+    const src = read(p.src);
+    if (!src && !nodeWord(p.src)) return { ok: false, error: `'${p.src}' is not an IP address (or node, the node itself)` };
+    if (src && dst && src.v !== dst.v) return { ok: false, error: `source and destination are of different families` };
   }
   if (['tcp', 'udp', 'sctp'].includes(p.protocol) && p.dport === undefined) return { ok: false, error: `a ${p.protocol} packet needs a destination port (${p.dst}:PORT)` };
   for (const port of [p.sport, p.dport]) if (port !== undefined && (port < 0 || port > 65535)) return { ok: false, error: `${port} is not a port (0-65535)` };

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { diffRulesets, parseIptables, probabilitySums, tracePacket, type PacketInput, type Trace } from '../../src/engine/api.ts';
+import { checkPacketText } from '../../src/editor/packet-suggest.ts';
 import { traceText } from '../../src/editor/run-trace.ts';
 import { readSettings } from '../../src/editor/settings.ts';
 import { cli } from '../helpers/cli.ts';
@@ -81,6 +82,14 @@ describe('zero-config: a NodePort packet to the node', () => {
       [0.5, '10.10.1.11:80', 'node(eth0)'],
       [0.5, '10.10.4.12:80', 'node(eth0)'],
     ]);
+  });
+
+  it('the editor takes `node` in its packet input and traces it like the CLI', () => {
+    const check = checkPacketText('tcp 172.18.0.100:40000 -> node:30381', 4);
+    assert.ok(check.ok, check.ok ? '' : check.error);
+    const r = traceText(analyze(RULES, SEED), 'tcp 172.18.0.100:40000 -> node:30381', readSettings(() => undefined).node);
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    assert.deepEqual(r.trace.outcomes.map((o) => o.dnat), ['10.10.1.11:80', '10.10.4.12:80']);
   });
 
   it('a written address on a NodePort port is not silently "forwarded": both readings, each under its assumption', () => {
