@@ -13,6 +13,7 @@ export { describeFileErrors } from './eval/file-errors.ts';
 export { printIptables, printRuleSpec } from './iptables/print.ts';
 export { parseIpsetSave, type IpsetStore } from './ipset/store.ts';
 export { NodeModel, type NodeConfig } from './eval/node.ts';
+export { parseRuleset, type ParsedRuleset, type RulesetInputFormat } from './parse-ruleset.ts';
 export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } from './eval/trace.ts';
 export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
 export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView, TraceBudget, FileErrors } from './eval/trace-types.ts';

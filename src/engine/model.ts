@@ -7,6 +7,7 @@ import type { Diagnostic, Range } from './diagnostics.ts';
 import type { Family, Net } from './net/addr.ts';
 import type { MatchModule, ParsedOption } from './matches/types.ts';
 import type { TargetModule } from './targets/types.ts';
+import type { NftProgram } from './nftables/program.ts';
 
 export type HookName = 'PREROUTING' | 'INPUT' | 'FORWARD' | 'OUTPUT' | 'POSTROUTING';
 
@@ -87,6 +88,8 @@ export interface Rule {
   target: TargetInstance | null;
   /** The first `-m comment --comment` text, which kube-proxy uses to name Services. */
   readonly comment: string | null;
+  /** nftables rules: the lowered statements (nftables/program.ts); `ip`, `matches` and `target` are empty. */
+  readonly nft?: NftProgram;
 }
 
 /**

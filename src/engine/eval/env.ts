@@ -16,4 +16,6 @@ export interface EvalEnv {
   readonly interceptors?: readonly HookInterceptor[];
   hook: HookName;
   table: string;
+  /** The priority of the base chain being walked (nftables `notrack` depends on it); set by the pipeline. */
+  basePriority?: number;
 }

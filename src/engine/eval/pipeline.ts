@@ -99,8 +99,9 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
         }
       }
       let pending: Path[] = [p];
-      for (const { table, chain } of stage.chains) {
+      for (const { table, chain, priority } of stage.chains) {
         const accepted: Path[] = [];
+        env.basePriority = priority;
         for (const q of pending) {
           for (const r of walkTable(table, chain, hook, q, env, opts)) {
             const v = r.verdict;

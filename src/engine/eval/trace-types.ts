@@ -17,8 +17,13 @@ export interface TraceStep {
   readonly rule: number;
   /** 1-based line in the source file. */
   readonly line: number;
-  /** What the rule did: `jump KUBE-SVC-…`, `DNAT → 10.10.1.11:80`, `ACCEPT`, `MARK 0x0 → 0x4000`. */
+  /** What the rule did: `jump KUBE-SVC-…`, `DNAT → 10.10.1.11:80`, `ACCEPT`, `MARK 0x0 → 0x4000`. For nftables
+   * rules the verdict as `nft monitor trace` prints it: `accept`, `drop`, `continue`, `return`, `jump X`, `goto X`. */
   readonly verdict: string;
+  /** nftables rules: the table's family (`ip`, `ip6`, `inet`). */
+  readonly family?: string;
+  /** nftables rules: what the rule's statements did (`dnat → 10.0.0.1:80`, `meta mark 0x0 → 0x4000`, `reject with …`). */
+  readonly action?: string;
 }
 
 /** A rule that was evaluated and did not match, with the first criterion that failed. */

@@ -177,7 +177,7 @@ export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptio
 }
 
 function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: NodeModel): TraceResult {
-  const built = buildPacket(input, rs.tables.size ? rs.family : null, (f) => node.primary(f), (a) => node.isLocal(a));
+  const built = buildPacket(input, rs.tables.size && rs.format !== 'nft' ? rs.family : null, (f) => node.primary(f), (a) => node.isLocal(a));
   if (!built.ok) return built;
   const env: EvalEnv = { node, ipsets: options.ipsets ?? null, recent: new Set(options.recent ?? []), hook: 'PREROUTING', table: '', ...(options.interceptors?.length ? { interceptors: options.interceptors } : {}) };
   const limits = newLimits(options.budget ?? DEFAULT_MAX_STEPS, options.maxPaths ?? DEFAULT_MAX_PATHS, options.maxRecords ?? DEFAULT_MAX_RECORDS);
@@ -191,6 +191,8 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
   const merged = capOutcomes(mergeEndings(endings, show, endings.length > 1 ? liveOf() : ALL_LIVE), options.maxOutcomes ?? 256, limits);
   const outcomes = [...merged, ...remainderOutcomes(limits, start)];
   const warnings = [...node.problems, ...nodeWarnings(node, built.pkt.family)];
+  const notEvaluated = [...rs.tables.values()].filter((t) => t.family === 'arp' || t.family === 'bridge' || t.family === 'netdev');
+  if (notEvaluated.length) warnings.push(`not evaluated: ${notEvaluated.map((t) => `table ${t.family} ${t.name}`).join(', ')} (packetlens traces the ip, ip6 and inet families)`);
   return {
     ok: true,
     trace: {

@@ -19,6 +19,7 @@ import type { EvalEnv } from './env.ts';
 import { headerMiss, testMatch, whyMatch } from './match-rule.ts';
 import { type Path, forkPath } from './path.ts';
 import { sameState } from './same-state.ts';
+import { type NftBranch, execNft } from '../nftables/exec.ts';
 import type { TraceAssumption, TraceEvent, TraceStep } from './trace-types.ts';
 
 export type TableVerdict =
@@ -279,6 +280,10 @@ class TableWalk {
         this.results.push({ path, verdict: { kind: 'unknown', reason: `stopped after ${L.maxSteps} rule evaluations, at ${ruleName(rule)}: the trace's step budget ran out (a ruleset whose paths multiply, e.g. chains jumped to many times over; the rest of this path is not traced)` } });
         return;
       }
+      if (rule.nft) {
+        if (this.nft(item, frame, rule) === 'stop') return;
+        continue;
+      }
       if (!this.matches(item, rule)) continue;
       if (this.target(item, frame, rule) === 'stop') return;
     }
@@ -367,8 +372,8 @@ class TableWalk {
     return true;
   }
 
-  private record(path: Path, rule: Rule, verdict: string): void {
-    const s = step(this.hook, rule, verdict);
+  private record(path: Path, rule: Rule, verdict: string, action?: string): void {
+    const s: TraceStep = this.table.nft ? { ...step(this.hook, rule, verdict), family: this.table.family ?? 'ip', ...(action ? { action } : {}) } : step(this.hook, rule, verdict);
     if (path.steps.length < MAX_RECORDED) path.steps.push(s);
     event(path, { kind: 'rule', step: s });
   }
@@ -413,6 +418,58 @@ class TableWalk {
     if (e.kind === 'reject') return this.end(path, { kind: 'reject', with: e.with });
     if (e.kind === 'queue') return this.end(path, { kind: 'unknown', reason: 'queued to userspace' });
     return this.end(path, { kind: 'unknown', reason: e.reason });
+  }
+
+  /**
+   * An nftables rule: its statements run in nftables/exec.ts, which forks the path at numgen branches and
+   * undecidable matches; forked outcomes are applied to a copy of the stack and wait in the queue.
+   */
+  private nft(item: Item, frame: Frame, rule: Rule): Flow {
+    const outs = execNft(rule.nft!, item.path, this.env, this.hook, rule);
+    for (const o of outs) {
+      if (o.path === item.path || !this.mayFork(item.path, o.path.prob, o.path.assumptions)) continue;
+      const stack = cloneStack(item.stack);
+      const fork: Item = { path: o.path, stack, seq: -1, weight: 0, dead: false };
+      if (this.nftOutcome(fork, stack[stack.length - 1]!, rule, o) === 'stop') continue;
+      if (fork.stack.length) this.enqueue(o.path, fork.stack);
+      else this.policy(o.path);
+    }
+    const own = outs.find((o) => o.path === item.path);
+    return own ? this.nftOutcome(item, frame, rule, own) : 'stop';
+  }
+
+  /** The end of the base chain: its policy. */
+  private policy(path: Path): void {
+    const policy = this.base.policy ?? 'ACCEPT';
+    path.events.push({ kind: 'policy', hook: this.hook, table: this.table.name, chain: this.base.name, verdict: policy, line: this.base.line + 1 });
+    this.results.push({ path, verdict: policy === 'DROP' ? { kind: 'drop', reason: `policy DROP of ${this.table.name} ${this.base.name}` } : { kind: 'accept' } });
+  }
+
+  /** One outcome of an nftables rule: the step (verdict as `nft monitor trace` prints it) and its effect. */
+  private nftOutcome(item: Item, frame: Frame, rule: Rule, o: NftBranch): Flow {
+    const { path } = item;
+    if (o.miss !== null) {
+      if (this.opts.explain) this.miss(path, rule, o.miss);
+      return 'next';
+    }
+    const v = o.verdict;
+    const action = [...o.did, ...(v?.kind === 'reject' ? [`reject with ${v.with ?? ''}`] : [])].join('; ');
+    if (v && (v.kind === 'jump' || v.kind === 'goto')) {
+      if (action) path.notes.push(`${ruleName(rule)}: ${action}`);
+      return this.enter(item, frame, rule, v.kind, v.chain ?? '');
+    }
+    // reject is a drop to the kernel's trace; nat statements end the chain with accept.
+    this.record(path, rule, !v ? 'continue' : v.kind === 'reject' ? 'drop' : v.kind, action);
+    if (!v || v.kind === 'continue') return 'next';
+    if (v.kind === 'return') {
+      const top = item.stack.pop()!;
+      event(path, { kind: 'return', table: this.table.name, chain: top.chain.name, implicit: false });
+      return 'next';
+    }
+    if (v.kind === 'accept') return this.end(path, { kind: 'accept' });
+    if (v.kind === 'drop') return this.end(path, { kind: 'drop', reason: v.reason ?? `drop in ${this.table.family ?? 'ip'} ${this.table.name} ${rule.chain} rule ${rule.index}` });
+    if (v.kind === 'reject') return this.end(path, { kind: 'reject', with: v.with ?? 'icmp port-unreachable' });
+    return this.end(path, { kind: 'unknown', reason: v.reason ?? v.kind });
   }
 
   /** A jump or goto: enters the chain, unless that closes a cycle of the chain graph. */

@@ -1,0 +1,6 @@
+/** `counter` (net/netfilter/nft_counter.c): counts and goes on. */
+import type { Op } from '../program.ts';
+
+export function lowerCounter(): Op {
+  return { text: 'counter', isMatch: false, run: () => [{}] };
+}

@@ -1,0 +1,136 @@
+/**
+ * `dnat to ADDR[:PORT]`, `dnat ip to …` (inet tables), `snat to …`, address and port ranges, map-valued
+ * targets (`dnat to ip daddr map { … }`), `masquerade [to :PORTS] [random|fully-random|persistent]`,
+ * `redirect [to :PORT]`: net/netfilter/nft_nat.c, nft_masq.c, nft_redir.c. Each binds the connection's
+ * translation and sets the rule's verdict to the result of `nf_nat_setup_info` — NF_ACCEPT — so the rule
+ * ends the chain with `accept` (the kernel trace shows it so).
+ */
+import type { NftExpr, NftNat } from '../ast.ts';
+import { type Addr, formatAddr } from '../../net/addr.ts';
+import { hasPorts } from '../../eval/packet.ts';
+import { applyDnat, applySnat } from '../../targets/nat.ts';
+import { lowerExpr } from '../expr/index.ts';
+import { lowerMapLookup } from '../expr/map.ts';
+import type { Alt, LExpr, LowerCtx, Op } from '../program.ts';
+import { literalInterval } from '../sets.ts';
+import { type DataType, IPV4, IPV6, SERVICE, type Scalar } from '../types.ts';
+
+function toAddr(v: Scalar, six: boolean): Addr {
+  return six ? { v: 6, n: v as bigint } : { v: 4, n: Number(v) };
+}
+
+interface Target {
+  /** Address and port, or a reason the rule cannot be followed. */
+  eval(pkt: Parameters<LExpr['eval']>[0], env: Parameters<LExpr['eval']>[1]): { addr: Addr | null; port: number | null; range: boolean } | { absent: string } | { unknown: string };
+  readonly text: string;
+}
+
+function constant(e: NftExpr | undefined, t: DataType, ctx: LowerCtx): { lo: Scalar; hi: Scalar } | null | undefined {
+  if (!e) return undefined;
+  const iv = literalInterval(e, t, ctx);
+  return iv ? { lo: iv[0], hi: iv[1] } : null;
+}
+
+function target(s: NftNat, six: boolean, ctx: LowerCtx): Target | null {
+  const at = six ? IPV6 : IPV4;
+  if (s.addr && s.addr.kind === 'map') {
+    // `dnat to KEY map { k : addr [. port] }`: the data is the address, or address . port.
+    const twoParts = s.port === undefined && mapHasPorts(s.addr);
+    const m = lowerMapLookup(s.addr, lowerExpr(s.addr.key, ctx), twoParts ? [at, SERVICE] : [at], ctx);
+    if (!m) return null;
+    const port = constant(s.port, SERVICE, ctx);
+    return {
+      text: m.text,
+      eval(pkt, env) {
+        const o = m.eval(pkt, env);
+        if (o.kind === 'absent') return { absent: o.why };
+        if (o.kind !== 'value') return { unknown: `${m.text}: ${o.kind === 'unknown' ? o.reason : 'random key'}` };
+        return { addr: toAddr(o.v[0]!, six), port: o.v[1] !== undefined ? Number(o.v[1]) : port ? Number(port.lo) : null, range: false };
+      },
+    };
+  }
+  const a = constant(s.addr, at, ctx);
+  const p = constant(s.port, SERVICE, ctx);
+  if (a === null || p === null) return null;
+  const text = `${a ? (a.lo === a.hi ? at.format(a.lo) : `${at.format(a.lo)}-${at.format(a.hi)}`) : ''}${p ? `:${p.lo === p.hi ? String(p.lo) : `${String(p.lo)}-${String(p.hi)}`}` : ''}`;
+  const res = { addr: a ? toAddr(a.lo, six) : null, port: p ? Number(p.lo) : null, range: (a !== undefined && a.lo !== a.hi) || (p !== undefined && p.lo !== p.hi) };
+  return { text, eval: () => res };
+}
+
+function mapHasPorts(e: NftExpr): boolean {
+  if (e.kind !== 'map') return false;
+  const d = e.data;
+  if (d.kind !== 'set') return false;
+  const first = d.items[0];
+  const data = first?.kind === 'mapping' ? first.data : first?.kind === 'elem' && first.value.kind === 'mapping' ? first.value.data : null;
+  return data?.kind === 'concat';
+}
+
+function hostPort(a: Addr, port: number | null, proto: number): string {
+  const p = port !== null && hasPorts(proto) ? `:${port}` : '';
+  return a.v === 6 && p ? `[${formatAddr(a)}]${p}` : `${formatAddr(a)}${p}`;
+}
+
+const RANGE_NOTE = 'is a range: the kernel picks one member per connection; the trace shows the first';
+
+export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
+  const six = s.family ? s.family === 'ip6' : ctx.family === 'ip6';
+  const flags = s.flags.length ? ` ${s.flags.join(' ')}` : '';
+  if (s.type === 'masquerade' || s.type === 'redirect') {
+    const p = s.port ? literalInterval(s.port, SERVICE, ctx) : undefined;
+    const portText = p ? ` to :${p[0] === p[1] ? String(p[0]) : `${String(p[0])}-${String(p[1])}`}` : '';
+    const text = `${s.type}${portText}${flags}`;
+    const masq = s.type === 'masquerade';
+    return {
+      text,
+      isMatch: false,
+      run(): Alt[] {
+        return [{
+          verdict: { kind: 'accept' },
+          apply(pkt, env, path) {
+            const port = p ? Number(p[0]) : null;
+            if (masq) {
+              // nf_nat_masquerade_ipv4: the address the outgoing interface would use as source (inet_select_addr).
+              const src = env.node.sourceFor(pkt.outIface ?? env.node.uplink, pkt.family);
+              if (!src) return 'masquerade: the outgoing interface has no address (the kernel drops the packet)';
+              applySnat(pkt, src, port);
+              path.masquerade = true;
+              return `masquerade → ${formatAddr(src)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
+            }
+            // nf_nat_redirect_ipv4: locally generated packets go to 127.0.0.1, others to the input interface's first address.
+            const addr = env.hook === 'OUTPUT' ? (pkt.family === 4 ? { v: 4 as const, n: 0x7f000001 } : { v: 6 as const, n: 1n }) : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
+            if (!addr) return 'redirect: the input interface has no address';
+            applyDnat(pkt, addr, port);
+            return `redirect → ${hostPort(pkt.dst, pkt.dport, pkt.proto)}`;
+          },
+        }];
+      },
+    };
+  }
+  const t = target(s, six, ctx);
+  const fam = s.family ? ` ${s.family}` : '';
+  const text = `${s.type}${fam} to ${t?.text ?? '?'}${flags}`;
+  return {
+    text,
+    isMatch: false,
+    run(pkt, env): Alt[] {
+      if (!t) return [{ verdict: { kind: 'unknown', reason: `${text}: the address could not be read` } }];
+      if ((pkt.family === 6) !== six) return [{ verdict: { kind: 'unknown', reason: `${text}: an IPv${six ? 6 : 4} address for an IPv${pkt.family} packet` } }];
+      const r = t.eval(pkt, env);
+      if ('absent' in r) return [{ miss: `${text}: ${r.absent}` }];
+      if ('unknown' in r) return [{ verdict: { kind: 'unknown', reason: r.unknown } }];
+      return [{
+        verdict: { kind: 'accept' },
+        ...(r.range ? { note: `${text} ${RANGE_NOTE}` } : {}),
+        apply(p) {
+          if (s.type === 'dnat') {
+            applyDnat(p, r.addr, r.port);
+            return `dnat → ${hostPort(p.dst, p.dport, p.proto)}`;
+          }
+          applySnat(p, r.addr, r.port);
+          return `snat → ${hostPort(p.src, r.port, p.proto)}`;
+        },
+      }];
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The one reader of ruleset text: recognises the format by content (never by file name,
+ * nftables/parse-detect.ts) and runs its front end — iptables-save / iptables-restore, `nft list ruleset`
+ * text, `nft -j list ruleset` JSON or an `nft -f` script — into the same model. The nftables forms go
+ * through the shared AST (nftables/ast.ts) and its lowering (nftables/lower.ts).
+ */
+import type { Diagnostic } from './diagnostics.ts';
+import { type ParseOptions, parseIptables } from './iptables/parse.ts';
+import type { Ruleset } from './model.ts';
+import { detectRulesetFormat } from './nftables/parse-detect.ts';
+import { parseNftAny } from './nftables/parse-nft.ts';
+import { lowerNftRuleset } from './nftables/lower.ts';
+
+export type RulesetInputFormat = 'iptables-save' | 'nft-text' | 'nft-json' | 'nft-script';
+
+export interface ParsedRuleset {
+  readonly format: RulesetInputFormat;
+  readonly ruleset: Ruleset;
+  /** Every diagnostic of reading and lowering (also in `ruleset.diagnostics`). */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** Reads a ruleset in any supported format. Never throws on user input. */
+export function parseRuleset(text: string, options: ParseOptions = {}): ParsedRuleset {
+  const detected = detectRulesetFormat(text);
+  if (detected === 'iptables-save' || detected === 'unknown') {
+    // Unknown text is read as iptables, whose diagnostics say what is wrong line by line.
+    const ruleset = parseIptables(text, options);
+    return { format: 'iptables-save', ruleset, diagnostics: ruleset.diagnostics };
+  }
+  const parsed = parseNftAny(text, options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {});
+  const diagnostics: Diagnostic[] = [...parsed.diagnostics];
+  const ruleset = lowerNftRuleset(parsed.ruleset, text, options.file ?? '<input>', diagnostics);
+  return { format: parsed.format, ruleset, diagnostics };
+}
