@@ -36,10 +36,12 @@ export function formatTrace(trace: Trace, title: string, opts: FormatOptions): s
     if (o.markVaries) lines.push(`${bar}   packet mark bits ${o.markVaries} differ among these paths (no rule reads them, so they were merged)`);
     if (o.ctmarkVaries) lines.push(`${bar}   connection mark bits ${o.ctmarkVaries} differ among these paths (no rule reads them, so they were merged)`);
     for (const a of o.assumptions) lines.push(`${bar}   ? assuming ${a.table} ${a.chain} rule ${a.rule} (line ${a.line}) ${a.assumed}: ${a.reason}`);
-    const width = Math.max(0, ...o.steps.map((s) => `${s.table} ${s.chain}`.length));
+    // nftables steps name the family too (`ip kube-proxy services`) and what the rule's statements did.
+    const where = (s: (typeof o.steps)[number]) => `${s.family ? `${s.family} ` : ''}${s.table} ${s.chain}`;
+    const width = Math.max(0, ...o.steps.map((s) => where(s).length));
     for (const s of o.steps) {
       const flag = errorLines.has(s.line) ? '   ⚠ this line has an error' : '';
-      lines.push(`${bar}   ${`${s.table} ${s.chain}`.padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}${flag}`);
+      lines.push(`${bar}   ${where(s).padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}${s.action ? ` (${s.action})` : ''}${flag}`);
     }
     if (opts.whyNot && o.misses.length) {
       lines.push(`${bar}   why the other rules on the way did not match:`);

@@ -10,7 +10,7 @@ import {
   describePacketInput,
   packetFromJson,
   parseIpsetSave,
-  parseIptables,
+  parseRuleset,
   parsePacketText,
   tracePacket,
   validateRules,
@@ -79,13 +79,15 @@ function check(argv: string[], io: Io): number {
   const { positionals } = parseArgs(argv, {});
   const file = positionals[0];
   if (!file || positionals.length > 1) throw new UsageError('check takes one rules file');
-  const rs = parseIptables(readInput(file), { file });
-  for (const line of formatDiagnostics(file, rs.diagnostics)) io.out(line);
-  const errors = rs.diagnostics.filter((d) => d.severity === 'error').length;
-  const warnings = rs.diagnostics.filter((d) => d.severity === 'warning').length;
+  // The format is recognised by content: iptables-save, or nftables text, JSON or script (parse-ruleset.ts).
+  const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file });
+  for (const line of formatDiagnostics(file, diagnostics)) io.out(line);
+  const errors = diagnostics.filter((d) => d.severity === 'error').length;
+  const warnings = diagnostics.filter((d) => d.severity === 'warning').length;
   let chains = 0;
   for (const t of rs.tables.values()) chains += t.chains.size;
-  io.out(`${file}: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${chains} chains, ${rs.ruleCount} rules (IPv${rs.family}); ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+  const kind = format === 'iptables-save' ? `IPv${rs.family}` : `nftables, ${format}`;
+  io.out(`${file}: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${chains} chains, ${rs.ruleCount} rules (${kind}); ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
   return errors > 0 ? 2 : 0;
 }
 
@@ -149,10 +151,10 @@ function trace(argv: string[], io: Io): number {
   // Rules are compiled on demand: a trace touches a few dozen rules of a large dump (`check` validates all).
   if (manifests.length > 0) return traceManifests(manifests, inputs, flags, io);
   if (!file) throw new UsageError('trace needs a rules file');
-  const rs = parseIptables(readInput(file), { file, lazy: true });
+  const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
   // Rule options are checked too when that is cheap, so "this file has N errors" counts every one.
-  if (rs.ruleCount <= FULL_CHECK_MAX_RULES) validateRules(rs);
-  const errors = rs.diagnostics.filter((d) => d.severity === 'error');
+  if (format === 'iptables-save' && rs.ruleCount <= FULL_CHECK_MAX_RULES) validateRules(rs);
+  const errors = diagnostics.filter((d) => d.severity === 'error');
   if (rs.tables.size === 0 && errors.length) {
     for (const line of formatDiagnostics(file, errors)) io.err(line);
     throw new UsageError(`${file}: no rules could be read`);
