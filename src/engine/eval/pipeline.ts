@@ -50,10 +50,27 @@ function stagesOf(rs: Ruleset, hook: HookName, family: Family, env: EvalEnv): St
     if (chainType(hc.table, hc.chain) === 'nat') nat.push(hc);
     else stages.push({ kind: 'chain', chains: [hc], priority: hc.priority });
   }
-  if (nat.length) stages.push({ kind: 'nat', chains: nat, priority: NAT_CORE_PRIORITY[hook] });
+  // nf_nat registers its hook entries on all four nat hooks as soon as one nat chain of the family exists
+  // (`nf_nat_register_fn`): a hook without nat chains still binds a null mapping for a new connection, so a
+  // packet the node sends to itself is not NATed again when it loops back through PREROUTING.
+  if (nat.length || (hook !== 'FORWARD' && hasNatChain(rs, family))) stages.push({ kind: 'nat', chains: nat, priority: NAT_CORE_PRIORITY[hook] });
   for (const i of env.interceptors ?? []) if (i.hook === hook) stages.push({ kind: 'interceptor', interceptor: i, priority: i.priority });
   // Stable: at equal priority base chains keep declaration order, nat follows them, interceptors come last.
   return stages.sort((a, b) => a.priority - b.priority);
+}
+
+const natFamilies = new WeakMap<Ruleset, Set<Family>>();
+
+function hasNatChain(rs: Ruleset, family: Family): boolean {
+  let fams = natFamilies.get(rs);
+  if (!fams) {
+    fams = new Set();
+    for (const hook of ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'] as const) {
+      for (const f of [4, 6] as const) if (baseChainsForHook(rs, hook, f).some((hc) => chainType(hc.table, hc.chain) === 'nat')) fams.add(f);
+    }
+    natFamilies.set(rs, fams);
+  }
+  return fams.has(family);
 }
 
 /** Why a nat chain does not see this packet, or null when it does (`nf_nat_inet_fn`). */
@@ -99,6 +116,10 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
         }
       }
       let pending: Path[] = [p];
+      if (stage.kind === 'nat' && stage.chains.length === 0) {
+        if (hook === 'PREROUTING' || hook === 'OUTPUT') p.pkt.ct.dstManipDone = true;
+        else p.pkt.ct.srcManipDone = true;
+      }
       for (const { table, chain, priority } of stage.chains) {
         const accepted: Path[] = [];
         env.basePriority = priority;
