@@ -65,6 +65,8 @@ def run(fdir, oracle):
         base += ["--node-ip6", o["node_ip6"]]
     for p in o.get("pods", []):
         base += ["--pod", p]
+    for p in o.get("uplink_ips", []):
+        base += ["--uplink-ip", p]
     for p in o.get("local_ips", []):
         base += ["--local-ip", p]
     if o.get("keep_set_state"):

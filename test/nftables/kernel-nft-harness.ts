@@ -43,7 +43,7 @@ export interface NftOracleResult {
 export interface NftOracleRun {
   source: string;
   kernel: string;
-  options: { node_ip: string; node_ip6?: string; random_probes?: string[]; local_ips?: string[] };
+  options: { node_ip: string; node_ip6?: string; random_probes?: string[]; local_ips?: string[]; uplink_ips?: string[] };
   pods: Record<string, string>;
   results: NftOracleResult[];
 }
@@ -74,7 +74,7 @@ export function nftFixtures(): NftFixture[] {
 
 /** The oracle's topology (its README, "Topology"): node on eth0, one routed veth per pod. */
 export function nftNodeFor(run: NftOracleRun): NodeConfig {
-  const addrs = [run.options.node_ip, ...(run.options.node_ip6 ? [run.options.node_ip6] : [])];
+  const addrs = [run.options.node_ip, ...(run.options.uplink_ips ?? []), ...(run.options.node_ip6 ? [run.options.node_ip6] : [])];
   return {
     uplink: 'eth0',
     addresses: addrs,

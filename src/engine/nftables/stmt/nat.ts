@@ -84,24 +84,25 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
     return {
       text,
       isMatch: false,
-      run(): Alt[] {
+      run(pkt, env): Alt[] {
+        const port = p ? Number(p[0]) : null;
+        // nf_nat_masquerade_ipv4: the address the outgoing interface would use as source (inet_select_addr);
+        // nf_nat_redirect_ipv4: locally generated packets go to loopback, others to the input interface's first
+        // address. Without an address the kernel drops the packet (NF_DROP).
+        const addr = masq
+          ? env.node.sourceFor(pkt.outIface ?? env.node.uplink, pkt.family)
+          : env.hook === 'OUTPUT' ? (pkt.family === 4 ? { v: 4 as const, n: 0x7f000001 } : { v: 6 as const, n: 1n }) : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
+        if (!addr) return [{ verdict: { kind: 'drop', reason: `${text}: the ${masq ? 'outgoing' : 'input'} interface has no address, the kernel drops the packet` } }];
         return [{
           verdict: { kind: 'accept' },
-          apply(pkt, env, path) {
-            const port = p ? Number(p[0]) : null;
+          apply(q, _env, path) {
             if (masq) {
-              // nf_nat_masquerade_ipv4: the address the outgoing interface would use as source (inet_select_addr).
-              const src = env.node.sourceFor(pkt.outIface ?? env.node.uplink, pkt.family);
-              if (!src) return 'masquerade: the outgoing interface has no address (the kernel drops the packet)';
-              applySnat(pkt, src, port);
+              applySnat(q, addr, port);
               path.masquerade = true;
-              return `masquerade → ${formatAddr(src)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
+              return `masquerade → ${formatAddr(addr)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
             }
-            // nf_nat_redirect_ipv4: locally generated packets go to 127.0.0.1, others to the input interface's first address.
-            const addr = env.hook === 'OUTPUT' ? (pkt.family === 4 ? { v: 4 as const, n: 0x7f000001 } : { v: 6 as const, n: 1n }) : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
-            if (!addr) return 'redirect: the input interface has no address';
-            applyDnat(pkt, addr, port);
-            return `redirect → ${hostPort(pkt.dst, pkt.dport, pkt.proto)}`;
+            applyDnat(q, addr, port);
+            return `redirect → ${hostPort(q.dst, q.dport, q.proto)}`;
           },
         }];
       },
