@@ -198,19 +198,21 @@ export interface HookChain {
 
 /**
  * The base chains registered on a hook that see packets of `family` (all when omitted), in the order the
- * kernel runs them: by priority across tables. Equal priorities keep declaration order.
+ * kernel runs them: by priority across tables; at equal priority the chain registered last runs first
+ * (`nf_hook_entries_grow` inserts a new hook before the first one whose priority is not lower; checked with
+ * the kernel oracle, test/fixtures/kernel-nft/hook-priorities).
  */
 export function baseChainsForHook(rs: Ruleset, hook: HookName, family?: Family): HookChain[] {
-  const out: HookChain[] = [];
+  const out: (HookChain & { order: number })[] = [];
   for (const table of rs.tables.values()) {
     if (family !== undefined && !familySees(table.family, family)) continue;
     for (const chain of table.chains.values()) {
       const base = chain.base ?? (chain.builtin ? iptablesBase(table.name, chain.name, rs.family) : undefined);
       if (!base || base.hook !== hook) continue;
-      out.push({ table, chain, priority: base.priority });
+      out.push({ table, chain, priority: base.priority, order: out.length });
     }
   }
-  return out.sort((a, b) => a.priority - b.priority);
+  return out.sort((a, b) => a.priority - b.priority || b.order - a.order);
 }
 
 /** A base chain's type: nat chains see only a connection's first packet, route chains re-route. */
