@@ -14,9 +14,10 @@ const fixtures = nftFixtures();
 
 describe('nftables rulesets against the kernel', () => {
   it('has the fixtures issue 13 asks for (8 rulesets, 150 probes)', () => {
-    assert.ok(fixtures.length >= 1, 'no fixtures');
+    assert.ok(fixtures.length >= 8, `${fixtures.length} fixtures`);
     const probes = fixtures.reduce((n, f) => n + f.probes.length, 0);
-    assert.ok(probes > 0);
+    assert.ok(probes >= 150, `${probes} probes`);
+    for (const f of fixtures) assert.match(f.run.source, /Linux kernel/, `${f.name}: oracle.json must come from a kernel run`);
   });
 
   for (const fx of fixtures) {
@@ -42,13 +43,18 @@ describe('nftables rulesets against the kernel', () => {
               continue;
             }
             const engine = t.trace.outcomes.map((o) => engineOutcome(o, results[0]!, withLine));
-            const kernel = [...new Set(results.map((r) => kernelOutcome(r, withLine)))];
+            // A sampled packet whose nftrace was lost (DNATed, yet no rule hit reported; the oracle's monitor
+            // missed it) is left out when other samples of the same destination carry their hits.
+            const traced = results.filter((r) => r.probe_rule_hits.length > 0 || !results.some((q) => q !== r && q.delivered_to === r.delivered_to && q.probe_rule_hits.length > 0));
+            const kernel = [...new Set(traced.map((r) => kernelOutcome(r, withLine)))];
             if (probabilitySums(t.trace).some((s) => s !== '1')) failures.push(`${p.name}: probabilities do not sum to 1`);
             if (!random.has(p.name)) {
               if (engine.length !== 1 || engine[0] !== kernel[0]) failures.push(`${p.name}:\n    kernel ${kernel[0]}\n    engine ${engine.join('\n       or ')}`);
               continue;
             }
             for (const k of kernel) if (!engine.includes(k)) failures.push(`${p.name} (random): kernel outcome not among the engine's:\n    kernel ${k}\n    engine ${engine.join('\n       or ')}`);
+            // Every branch the engine follows was also drawn by the kernel in its samples.
+            for (const e of engine) if (!kernel.includes(e)) failures.push(`${p.name} (random): engine outcome never seen in ${results.length} kernel samples:\n    engine ${e}`);
           }
           assert.deepEqual(failures, []);
         });

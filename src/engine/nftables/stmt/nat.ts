@@ -8,6 +8,7 @@
 import type { NftExpr, NftNat } from '../ast.ts';
 import { type Addr, formatAddr } from '../../net/addr.ts';
 import { hasPorts } from '../../eval/packet.ts';
+import { type Rational, ZERO, add, complement, isZero } from '../../rational.ts';
 import { applyDnat, applySnat } from '../../targets/nat.ts';
 import { lowerExpr } from '../expr/index.ts';
 import { lowerMapLookup } from '../expr/map.ts';
@@ -19,9 +20,11 @@ function toAddr(v: Scalar, six: boolean): Addr {
   return six ? { v: 6, n: v as bigint } : { v: 4, n: Number(v) };
 }
 
+type Dest = { addr: Addr | null; port: number | null; range: boolean };
+
 interface Target {
-  /** Address and port, or a reason the rule cannot be followed. */
-  eval(pkt: Parameters<LExpr['eval']>[0], env: Parameters<LExpr['eval']>[1]): { addr: Addr | null; port: number | null; range: boolean } | { absent: string } | { unknown: string };
+  /** Address and port (several, each with its probability, for a random map key), or why not. */
+  eval(pkt: Parameters<LExpr['eval']>[0], env: Parameters<LExpr['eval']>[1]): Dest | { choice: { p: Rational; label: string; dest: Dest }[] } | { absent: string } | { unknown: string };
   readonly text: string;
 }
 
@@ -44,8 +47,10 @@ function target(s: NftNat, six: boolean, ctx: LowerCtx): Target | null {
       eval(pkt, env) {
         const o = m.eval(pkt, env);
         if (o.kind === 'absent') return { absent: o.why };
-        if (o.kind !== 'value') return { unknown: `${m.text}: ${o.kind === 'unknown' ? o.reason : 'random key'}` };
-        return { addr: toAddr(o.v[0]!, six), port: o.v[1] !== undefined ? Number(o.v[1]) : port ? Number(port.lo) : null, range: false };
+        if (o.kind === 'unknown') return { unknown: `${m.text}: ${o.reason}` };
+        const dest = (v: readonly Scalar[]): Dest => ({ addr: toAddr(v[0]!, six), port: v[1] !== undefined ? Number(v[1]) : port ? Number(port.lo) : null, range: false });
+        if (o.kind === 'choice') return { choice: o.options.map((c) => ({ p: c.p, label: c.label, dest: dest(c.v) })) };
+        return dest(o.v);
       },
     };
   }
@@ -120,18 +125,24 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
       const r = t.eval(pkt, env);
       if ('absent' in r) return [{ miss: `${text}: ${r.absent}` }];
       if ('unknown' in r) return [{ verdict: { kind: 'unknown', reason: r.unknown } }];
-      return [{
+      const bind = (d: Dest): Alt => ({
         verdict: { kind: 'accept' },
-        ...(r.range ? { note: `${text} ${RANGE_NOTE}` } : {}),
+        ...(d.range ? { note: `${text} ${RANGE_NOTE}` } : {}),
         apply(p) {
           if (s.type === 'dnat') {
-            applyDnat(p, r.addr, r.port);
+            applyDnat(p, d.addr, d.port);
             return `dnat → ${hostPort(p.dst, p.dport, p.proto)}`;
           }
-          applySnat(p, r.addr, r.port);
-          return `snat → ${hostPort(p.src, r.port, p.proto)}`;
+          applySnat(p, d.addr, d.port);
+          return `snat → ${hostPort(p.src, d.port, p.proto)}`;
         },
-      }];
+      });
+      if (!('choice' in r)) return [bind(r)];
+      // A random map key (`dnat to numgen random mod 2 map { … }`): one outcome per element, values without one break the rule.
+      const alts: Alt[] = r.choice.map((c) => ({ ...bind(c.dest), p: c.p, label: c.label }));
+      const rest = complement(r.choice.reduce((a, c) => add(a, c.p), ZERO));
+      if (!isZero(rest)) alts.push({ p: rest, label: `${text}: a value with no element`, miss: `${text}: no element for the value drawn` });
+      return alts;
     },
   };
 }
