@@ -29,7 +29,7 @@ Usage:
   packetlens trace <rules-file> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
                    [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
   packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--json]
-  packetlens synth <files|dirs>… --node NAME [--mode iptables] [--format save|restore]
+  packetlens synth <files|dirs>… [--node NAME] [--mode iptables] [--format save|restore]
 ${DIFF_USAGE}
 
 trace options:
@@ -38,7 +38,9 @@ trace options:
   --packets FILE       one JSON object per line: {"protocol":"tcp","src":"1.2.3.4","sport":40000,
                        "dst":"5.6.7.8","dport":80,"from":"auto","in":"eth0"}
   --node-ip IP         a node address (repeatable): addrtype LOCAL, local delivery vs forwarding, and the
-                       MASQUERADE source (the first)
+                       MASQUERADE source (the first). Without it the node's address is symbolic, node(eth0),
+                       unless the dump implies one (nodePortAddresses, SNAT --to-source); write node in a
+                       packet for the node itself: "tcp 1.2.3.4 -> node:30080"
   --from MODE          auto (local when the source is a node address), outside, or local
   --in IFACE           incoming interface for outside packets (default: the uplink, eth0)
   --uplink IFACE       interface of the default route (default eth0)
@@ -53,10 +55,11 @@ trace options:
   --manifests PATH     trace from Kubernetes manifests (files or directories, repeatable) instead of a dump:
                        client → the node that receives the packet → that node's kube-proxy rules → the pod
   --node NAME          with --manifests: the node that receives the packet (default: decided from the
-                       manifests, e.g. MetalLB's announcer for a LoadBalancer IP)
+                       manifests, e.g. MetalLB's announcer for a LoadBalancer IP, or the only node).
+                       Manifests without Node objects or a kind config predict a default cluster
 
 synth options:
-  --node NAME          the node whose kube-proxy rules to write
+  --node NAME          the node whose kube-proxy rules to write (not needed with one node)
   --format save|restore  iptables-save as on the node (default), or kube-proxy's iptables-restore input
   --nfacct             the kernel has nfacct: add kube-proxy's nfacct counter matches
   --no-random-fully    iptables without --random-fully support

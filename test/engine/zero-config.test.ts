@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { diffRulesets, parseIptables, probabilitySums, tracePacket, type PacketInput, type Trace } from '../../src/engine/api.ts';
+import { diffRulesets, parseIpsetSave, parseIptables, probabilitySums, tracePacket, type PacketInput, type Trace } from '../../src/engine/api.ts';
 import { checkPacketText } from '../../src/editor/packet-suggest.ts';
 import { traceText } from '../../src/editor/run-trace.ts';
 import { readSettings } from '../../src/editor/settings.ts';
@@ -151,5 +151,28 @@ describe('zero-config: a diff without a node address lists no fate the missing a
       for (const o of [...c.old, ...c.new]) assert.notEqual(o.disposition, 'dropped', `${c.class.packet}: ${o.reason}`);
     }
     assert.ok(report.changes.some((c) => c.new.some((o) => o.snat === 'node(eth0)')));
+  });
+});
+
+describe('zero-config: IPVS mode binds Service addresses on kube-ipvs0', () => {
+  // kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go) binds every virtual-server address on kube-ipvs0 and
+  // lists them in the ipset KUBE-IPVS-IPS: the kernel routes packets to them to INPUT (local), where IPVS
+  // takes them, instead of forwarding them. The dump and ipsets are packetlens' synthesis for seed 002.
+  const out = cli('synth', join(ROOT, 'examples', 'seed-002'), '--mode', 'ipvs', '--node', 'ipvs-worker').out.join('\n');
+  const ipsetText = out.slice(out.indexOf('# ipset save') + '# ipset save'.length, out.indexOf('# iptables-save'));
+  const rulesText = out.slice(out.indexOf('# iptables-save') + '# iptables-save'.length);
+  const rs = parseIptables(rulesText, { file: 'ipvs.rules' });
+  const ipsets = parseIpsetSave(ipsetText, 'ipvs.ipset');
+
+  it('a ClusterIP listed in KUBE-IPVS-IPS is local, labelled as inferred from the ipset', () => {
+    const input = { protocol: 'tcp', src: '10.244.1.9', dst: '10.96.0.11', dport: 80 };
+    const r = tracePacket(rs, input, { ipsets });
+    assert.ok(r.ok);
+    assert.deepEqual(r.trace.outcomes.map((o) => o.disposition), ['local']);
+    assert.deepEqual(r.trace.node?.inferred.map((i) => [i.address, i.iface, i.extra]), [['10.96.0.11', 'kube-ipvs0', true]]);
+    // It is not the node's own address: the node stays symbolic for MASQUERADE.
+    assert.equal(r.trace.node?.symbolic, 'node(eth0)');
+    const without = tracePacket(rs, input, {});
+    assert.ok(without.ok && without.trace.outcomes.every((o) => o.disposition === 'forwarded'));
   });
 });

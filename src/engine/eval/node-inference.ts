@@ -18,6 +18,7 @@ import type { Chain, Rule, Ruleset } from '../model.ts';
 import { formatAddr } from '../net/addr.ts';
 import type { InferredAddress } from './node.ts';
 import { parseNatRange } from '../targets/nat.ts';
+import type { IpsetStore } from '../ipset/store.ts';
 
 function hostRoute(rule: Rule): string | null {
   const d = rule.ip.dst;
@@ -64,13 +65,39 @@ function snatSources(rs: Ruleset, nat: Map<string, Chain>, out: InferredAddress[
   }
 }
 
-/** The node addresses a ruleset implies, most certain first. */
-export function inferNodeAddresses(rs: Ruleset): InferredAddress[] {
+/**
+ * kube-proxy's IPVS mode binds every Service address it serves on the dummy interface kube-ipvs0 and
+ * lists exactly those in the ipset KUBE-IPVS-IPS (KUBE-6-IPVS-IPS for IPv6; pkg/proxy/ipvs/proxier.go,
+ * "kubeIPVSSet … IPVS virtual server IPs", used by KUBE-IPVS-FILTER): they are local addresses of the node,
+ * so packets to them are delivered to INPUT, where IPVS takes them.
+ */
+function ipvsAddresses(rs: Ruleset, ipsets: IpsetStore | null, out: InferredAddress[]): void {
+  for (const name of ['KUBE-IPVS-IPS', 'KUBE-6-IPVS-IPS']) {
+    const set = ipsets?.sets.get(name);
+    if (!set || !rulesMention(rs, name)) continue;
+    for (const e of set.entries.slice(0, 100_000)) {
+      const v = e.values[0];
+      if (!v || v.kind !== 'net' || v.net.prefix !== (v.net.v === 4 ? 32 : 128)) continue;
+      const address = formatAddr(v.net.v === 4 ? { v: 4, n: v.net.n } : { v: 6, n: v.net.n });
+      out.push({ address, iface: 'kube-ipvs0', from: `ipset ${name} (line ${set.line + 1})`, why: `kube-proxy's IPVS mode binds ${address} on kube-ipvs0`, extra: true });
+    }
+  }
+}
+
+function rulesMention(rs: Ruleset, word: string): boolean {
+  for (const t of rs.tables.values()) for (const c of t.chains.values()) for (const r of c.rules) if (r.raw.includes(word)) return true;
+  return false;
+}
+
+/** The node addresses a ruleset (and its ipsets) implies, most certain first. */
+export function inferNodeAddresses(rs: Ruleset, ipsets: IpsetStore | null = null): InferredAddress[] {
   const nat = rs.tables.get('nat')?.chains;
-  if (!nat) return [];
   const out: InferredAddress[] = [];
-  nodePortAddresses(rs, nat.get('KUBE-SERVICES'), out);
-  snatSources(rs, nat, out);
+  if (nat) {
+    nodePortAddresses(rs, nat.get('KUBE-SERVICES'), out);
+    snatSources(rs, nat, out);
+  }
+  ipvsAddresses(rs, ipsets, out);
   return out;
 }
 

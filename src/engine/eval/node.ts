@@ -43,6 +43,11 @@ export interface InferredAddress {
   readonly iface?: string;
   readonly from: string;
   readonly why: string;
+  /**
+   * An address besides the node's own, such as a Service address IPVS binds on kube-ipvs0: local, but
+   * never the node's primary address; used even when the user gave the node's addresses.
+   */
+  readonly extra?: boolean;
 }
 
 /**
@@ -104,17 +109,24 @@ export class NodeModel {
     const given = new Set(this.local.map((a) => a.v));
     for (const inf of config.inferred ?? []) {
       const addr = parseAddr(inf.address);
-      if (!addr || given.has(addr.v)) continue;
+      if (!addr || inf.extra || given.has(addr.v)) continue;
       this.addOnIface(addr, inf.iface ?? this.uplink);
       used.push(inf);
     }
-    this.inferred = used;
     // Zero configuration: the node still has an address on its uplink, only not a known one.
     for (const f of [4, 6] as const) {
       if (this.local.some((a) => a.v === f)) continue;
       this.symbolicFamilies.add(f);
       this.addOnIface(SYMBOLIC[f], this.uplink);
     }
+    // Extra local addresses come last, so they are never the primary (MASQUERADE fallback) address.
+    for (const inf of config.inferred ?? []) {
+      const addr = parseAddr(inf.address);
+      if (!addr || !inf.extra) continue;
+      this.addOnIface(addr, inf.iface ?? this.uplink);
+      used.push(inf);
+    }
+    this.inferred = used;
     for (const r of config.routes ?? []) {
       const net = parseNet(r.dst);
       if (!net) {

@@ -143,7 +143,7 @@ export interface Trace {
   readonly node?: {
     readonly addresses: readonly string[];
     readonly symbolic: string | null;
-    readonly inferred: readonly { readonly address: string; readonly iface?: string; readonly from: string; readonly why: string }[];
+    readonly inferred: readonly { readonly address: string; readonly iface?: string; readonly from: string; readonly why: string; readonly extra?: boolean }[];
   };
   /** What the trace cost and whether a budget cut it short. */
   readonly budget?: TraceBudget;

@@ -147,15 +147,15 @@ function remainderOutcomes(limits: TraceLimits, packet: TraceOutcome['packet']):
 }
 
 /** The node a trace runs on: as given, or the given config completed by what the ruleset implies. */
-export function nodeFor(rs: Ruleset, config: NodeConfig | NodeModel | undefined, infer = true): NodeModel {
+export function nodeFor(rs: Ruleset, config: NodeConfig | NodeModel | undefined, infer = true, ipsets: IpsetStore | null = null): NodeModel {
   if (config instanceof NodeModel) return config;
   if (!infer || config?.inferred) return new NodeModel(config);
-  const inferred = inferNodeAddresses(rs);
+  const inferred = inferNodeAddresses(rs, ipsets);
   return new NodeModel(inferred.length ? { ...config, inferred } : config);
 }
 
 export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptions = {}): TraceResult {
-  const node = nodeFor(rs, options.node, options.inferNode ?? true);
+  const node = nodeFor(rs, options.node, options.inferNode ?? true, options.ipsets ?? null);
   const hint = options.node instanceof NodeModel ? null : nodePortHint(rs, input, (t) => {
     const a = parseAddr(t);
     return a !== null && node.isSymbolic(a.v) && !isLoopback(a) && !node.isLocal(a);
@@ -217,7 +217,8 @@ function nodeWarnings(node: NodeModel, family: 4 | 6): string[] {
   const out: string[] = [];
   for (const i of node.inferred) {
     if (i.address.includes(':') !== (family === 6)) continue;
-    out.push(`node address ${i.address} inferred from ${i.from}: ${i.why} (pass --node-ip to say otherwise)`);
+    if (i.extra) out.push(`local address ${i.address}${i.iface ? ` (${i.iface})` : ''} inferred from ${i.from}: ${i.why}`);
+    else out.push(`node address ${i.address} inferred from ${i.from}: ${i.why} (pass --node-ip to say otherwise)`);
   }
   if (node.isSymbolic(family)) {
     out.push(
