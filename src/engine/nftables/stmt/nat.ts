@@ -71,9 +71,10 @@ function mapHasPorts(e: NftExpr): boolean {
   return data?.kind === 'concat';
 }
 
-function hostPort(a: Addr, port: number | null, proto: number): string {
+/** `show` prints an address: the node's symbolic stand-in by its label (`node(eth0)`), others by digits. */
+function hostPort(a: Addr, port: number | null, proto: number, show: (a: Addr) => string = formatAddr): string {
   const p = port !== null && hasPorts(proto) ? `:${port}` : '';
-  return a.v === 6 && p ? `[${formatAddr(a)}]${p}` : `${formatAddr(a)}${p}`;
+  return a.v === 6 && p ? `[${show(a)}]${p}` : `${show(a)}${p}`;
 }
 
 const RANGE_NOTE = 'is a range: the kernel picks one member per connection; the trace shows the first';
@@ -100,14 +101,14 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
         if (!addr) return [{ verdict: { kind: 'drop', reason: `${text}: the ${masq ? 'outgoing' : 'input'} interface has no address, the kernel drops the packet` } }];
         return [{
           verdict: { kind: 'accept' },
-          apply(q, _env, path) {
+          apply(q, env2, path) {
             if (masq) {
               applySnat(q, addr, port);
               path.masquerade = true;
-              return `masquerade → ${formatAddr(addr)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
+              return `masquerade → ${env2.node.show(addr)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
             }
             applyDnat(q, addr, port);
-            return `redirect → ${hostPort(q.dst, q.dport, q.proto)}`;
+            return `redirect → ${hostPort(q.dst, q.dport, q.proto, (a) => env2.node.show(a))}`;
           },
         }];
       },
