@@ -13,6 +13,8 @@ import type { ClusterModel } from '../engine/kube/model/types.ts';
 import { synthesizeIptables } from '../engine/kube/synth/iptables.ts';
 import { renderKubeProxyRestore, renderNodeSave } from '../engine/kube/synth/render.ts';
 import { traceFromManifests } from '../engine/kube/e2e.ts';
+import { dumpNode } from '../engine/kube/dump-node.ts';
+import type { InferredAddress } from '../engine/eval/node.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
@@ -28,6 +30,24 @@ export function loadModel(paths: readonly string[], io: Io): ClusterModel {
   const model = buildClusterModel(set);
   for (const d of model.diagnostics) io.err(formatDiagnostic(d.file, d));
   return model;
+}
+
+/**
+ * `trace <dump> --manifests PATH`: the manifests say which node the dump is from (its name in the dump's
+ * file name, `--node NAME`, or the only node); its addresses are inferred node addresses, labelled.
+ */
+export function dumpNodeFromManifests(paths: readonly string[], dumpFile: string, nodeName: string | undefined, io: Io): readonly InferredAddress[] {
+  const set = readManifests(readManifestFiles(paths));
+  const model = buildClusterModel(set);
+  for (const d of model.diagnostics) io.err(formatDiagnostic(d.file, d));
+  if (nodeName) {
+    const n = model.nodes.find((x) => x.name === nodeName);
+    if (!n) throw new UsageError(`no node named ${nodeName} in these manifests (${model.nodes.map((x) => x.name).join(', ') || 'none'})`);
+    return n.ips.map((address) => ({ address, from: paths.join(' '), why: `Node ${n.name}, chosen with --node` }));
+  }
+  const found = dumpNode(set, model, dumpFile);
+  if (!found) throw new UsageError(`which node of these manifests ${dumpFile} comes from is not in its file name: give --node (${model.nodes.map((x) => x.name).join(', ') || 'no nodes'}) or --node-ip`);
+  return found.inferred;
 }
 
 function predictionLines(model: ClusterModel): string[] {

@@ -19,7 +19,7 @@ import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
 import { formatDiagnostics, formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
-import { synthCommand, traceManifests } from './kube.ts';
+import { dumpNodeFromManifests, synthCommand, traceManifests } from './kube.ts';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff.ts';
 
 const USAGE = `packetlens — where does this packet go, and which rule sent it there?
@@ -53,7 +53,9 @@ trace options:
   --events             include the full event list of every path in --json
   --json               one JSON object per packet, one per line
   --manifests PATH     trace from Kubernetes manifests (files or directories, repeatable) instead of a dump:
-                       client → the node that receives the packet → that node's kube-proxy rules → the pod
+                       client → the node that receives the packet → that node's kube-proxy rules → the pod.
+                       With a rules file: the manifests' Node objects or kind config say which node the dump
+                       is (its name in the file name, --node NAME, or the only node): its addresses, labelled
   --node NAME          with --manifests: the node that receives the packet (default: decided from the
                        manifests, e.g. MetalLB's announcer for a LoadBalancer IP, or the only node).
                        Manifests without Node objects or a kind config predict a default cluster
@@ -126,7 +128,7 @@ function trace(argv: string[], io: Io): number {
   const file = positionals[0];
   const manifests = flags.manifests ?? [];
   if (manifests.length === 0 && (!file || positionals.length > 1)) throw new UsageError('trace takes one rules file (or --manifests PATH…)');
-  if (manifests.length > 0 && positionals.length > 0) throw new UsageError('trace takes a rules file or --manifests, not both');
+  if (manifests.length > 0 && positionals.length > 1) throw new UsageError('trace takes one rules file');
   if (!flags.packet && !flags.packets) throw new UsageError('trace needs --packet "<proto> <src> -> <dst>:<port>" or --packets FILE');
   const from = flags.from ?? 'auto';
   if (!['auto', 'outside', 'local'].includes(from)) throw new UsageError(`--from takes auto, outside or local, not '${from}'`);
@@ -152,7 +154,7 @@ function trace(argv: string[], io: Io): number {
     });
   }
   // Rules are compiled on demand: a trace touches a few dozen rules of a large dump (`check` validates all).
-  if (manifests.length > 0) return traceManifests(manifests, inputs, flags, io);
+  if (manifests.length > 0 && !file) return traceManifests(manifests, inputs, flags, io);
   if (!file) throw new UsageError('trace needs a rules file');
   const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
   // Rule options are checked too when that is cheap, so "this file has N errors" counts every one.
@@ -163,7 +165,10 @@ function trace(argv: string[], io: Io): number {
     throw new UsageError(`${file}: no rules could be read`);
   }
   const ifaces = keyValues(flags.iface, '--iface');
+  // A dump with the manifests of its cluster: the manifests say which node it is (unless --node-ip does).
+  const fromManifests = manifests.length > 0 && !flags['node-ip'] ? dumpNodeFromManifests(manifests, file, flags.node, io) : [];
   const node: NodeConfig = {
+    ...(fromManifests.length ? { inferred: fromManifests } : {}),
     addresses: flags['node-ip'] ?? [],
     interfaces: ifaces.map(([name, cidr]) => ({ name, addresses: [cidr] })),
     routes: keyValues(flags.route, '--route').map(([dst, iface]) => ({ dst, iface })),

@@ -111,3 +111,17 @@ describe('manifests without nodes: the CLI needs no --node for one node', () => 
     assert.deepEqual(j.outcomes.map((o) => o.probabilityExact), ['715827883/2147483648', '1431655765/4294967296', '1431655765/4294967296']);
   });
 });
+
+describe('a dump with its cluster\'s manifests: which node it is', () => {
+  it('a one-node kind config: the only node, its predicted address labelled with the kind config', async () => {
+    const { dumpNode } = await import('../../src/engine/kube/dump-node.ts');
+    const set = readManifests([{ file: 'kind.yaml', text: oneNodeKind }]);
+    const found = dumpNode(set, buildClusterModel(set), '/tmp/any-name.rules');
+    assert.deepEqual(found?.inferred.map((i) => [i.address, i.from]), [['172.18.0.2', 'kind.yaml:1']]);
+    assert.match(found!.inferred[0]!.why, /the cluster's only node \(predicted: kind gives nodes addresses/);
+    // Several nodes and no name in the file name: not decided.
+    const many = readManifests([{ file: 'kind.yaml', text: kindWorkers }]);
+    assert.equal(dumpNode(many, buildClusterModel(many), 'dump.rules'), null);
+    assert.equal(dumpNode(many, buildClusterModel(many), 'kind-worker2.rules')?.node.name, 'kind-worker2');
+  });
+});
