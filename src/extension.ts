@@ -2,8 +2,10 @@
  * The composition root of the VS Code extension (node and browser bundles alike): it creates the dump
  * store, the providers, the trace controller, the flow-diagram and comparison panels and the manifest
  * features, registers them, and pushes every disposable into `context.subscriptions`. Nothing is parsed
- * here: documents are parsed after activation, when they are quiet, by the store; manifests are read when
- * a provider first asks about a YAML document that holds Kubernetes objects.
+ * here, nor anywhere on the extension host's thread: each open dump has an engine worker (spawn-node.ts on
+ * the desktop; esbuild swaps in spawn-web.ts for the browser) that parses it after activation, when it is
+ * quiet, and answers for it; manifests are read when a provider first asks about a YAML document that
+ * holds Kubernetes objects.
  */
 import * as vscode from 'vscode';
 import type { Settings } from './editor/settings.ts';
@@ -21,6 +23,7 @@ import { ManifestWorkspace } from './vscode/manifest-workspace.ts';
 import { type ManifestHost, ManifestRegistry } from './vscode/manifests.ts';
 import { DumpNavigation } from './vscode/navigation-providers.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
+import { workerSpawner } from './vscode/spawn-node.ts';
 import { DumpStatus } from './vscode/status.ts';
 import { type TraceArgument, TraceController } from './vscode/trace-controller.ts';
 import { TraceSessions } from './vscode/trace-sessions.ts';
@@ -49,10 +52,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   let cached: Settings | null = null;
   const settings = () => (cached ??= currentSettings());
 
-  const store = new DumpStore(() => settings().limits.maxFileSizeMB * 1048576);
+  const store = new DumpStore(() => settings().limits.maxFileSizeMB * 1048576, workerSpawner(context.extensionUri, (m) => log.info(m)), (m) => log.error(m));
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
-  const diagnostics = new DiagnosticsController(store, settings);
+  const diagnostics = new DiagnosticsController(store, settings, (m) => log.error(m));
   // Set below: the comparison of two dumps, which the dump CodeLens and the panels consult.
   let diffs: BehaviourDiffs | null = null;
   const codeLens = new DumpCodeLens(
@@ -140,7 +143,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       sessions.clear(doc.uri);
     }),
     store.onDidAnalyze((a) => {
-      log.info(`parsed ${a.uri.toString()} v${a.version}: ${a.index.ruleset.ruleCount} rules in ${a.parseMs.toFixed(0)} ms`);
+      log.info(`parsed ${a.uri.toString()} v${a.version}: ${a.summary.ruleCount} rules in ${a.parseMs.toFixed(0)} ms`);
       diagnostics.analyzed(a);
       controller.analyzed(a);
       setTimeout(() => status.update(a), 100);
@@ -157,6 +160,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       decorations.refresh();
     }),
     vscode.window.onDidChangeVisibleTextEditors(() => decorations.refresh()),
+    vscode.window.onDidChangeTextEditorVisibleRanges((e) => codeLens.scrolled(e)),
     // A dump shown only in a diff editor keeps its CodeLens to the behaviour summary.
     vscode.window.tabGroups.onDidChangeTabs(() => codeLens.refresh()),
     vscode.window.onDidChangeActiveTextEditor((editor) => status.update(editor ? store.peek(editor.document) : undefined)),

@@ -1,26 +1,35 @@
 /**
  * CodeLens on dumps: above each chain ("referenced by N", "▶ Trace from here") and, after a trace, on
  * every rule it evaluated ("✓ matched · step 4 · 50%", "✗ --dport 443 ≠ 80"). Lenses are created with
- * their ranges only; VS Code resolves the visible ones, so a dump of 100k chains stays cheap.
+ * their ranges only; VS Code resolves the visible ones. On a dump with many chains only the chains near
+ * what the editors show get a lens (and the lenses follow scrolling): VS Code copies every lens a
+ * provider returns on the extension host's thread, and 100k chains' lenses took it most of a second.
  */
 import * as vscode from 'vscode';
-import { type ChainLens, TRACE_FROM_HERE_TITLE, chainLenses, referencesTitle } from '../editor/chain-lens.ts';
+import { TRACE_FROM_HERE_TITLE } from '../editor/chain-lens.ts';
 import { lensTitle } from '../editor/trace-lens.ts';
-import { lineStart, toLocation, toRange } from './convert.ts';
-import type { DumpStore } from './dump-store.ts';
+import type { ChainLensRow } from '../shared/engine-protocol.ts';
+import { lineStart, toLocation } from './convert.ts';
+import type { Analysis, DumpStore } from './dump-store.ts';
 import type { TraceSessions } from './trace-sessions.ts';
 import { COMMANDS } from './commands.ts';
 
 class ChainCodeLens extends vscode.CodeLens {
   constructor(
     range: vscode.Range,
-    readonly lens: ChainLens,
+    readonly lens: ChainLensRow,
     readonly part: 'refs' | 'trace',
     readonly doc: vscode.TextDocument,
+    readonly analysis: Analysis,
   ) {
     super(range);
   }
 }
+
+/** Dumps with at most this many chains get every chain's lens; bigger ones the visible part's. */
+const ALL_LENSES = 3000;
+/** Lines above and below the visible ones whose chains get lenses on a big dump. */
+const WINDOW_MARGIN = 400;
 
 export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
   private readonly emitter = new vscode.EventEmitter<void>();
@@ -35,12 +44,50 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     private readonly onlyInDumpDiff: (uri: vscode.Uri) => boolean = () => false,
   ) {}
 
+  /** The lines each big dump's lenses were last given for. */
+  private readonly windows = new Map<string, { fromLine: number; toLine: number }>();
+  private scrollTimer: ReturnType<typeof setTimeout> | null = null;
+
   refresh(): void {
     this.emitter.fire();
   }
 
+  /** The lines the editors showing `doc` display, with a margin either side. */
+  private windowFor(doc: vscode.TextDocument): { fromLine: number; toLine: number } {
+    const ranges = vscode.window.visibleTextEditors.filter((e) => e.document === doc).flatMap((e) => e.visibleRanges);
+    const from = ranges.length ? Math.min(...ranges.map((r) => r.start.line)) : 0;
+    const to = ranges.length ? Math.max(...ranges.map((r) => r.end.line)) : 0;
+    const w = { fromLine: Math.max(0, from - WINDOW_MARGIN), toLine: to + WINDOW_MARGIN };
+    this.windows.set(doc.uri.toString(), w);
+    return w;
+  }
+
+  /** An editor scrolled: when it shows lines outside its dump's lens window, the lenses follow (debounced). */
+  scrolled(e: vscode.TextEditorVisibleRangesChangeEvent): void {
+    const w = this.windows.get(e.textEditor.document.uri.toString());
+    if (!w || e.visibleRanges.every((r) => r.start.line >= w.fromLine && r.end.line <= w.toLine)) return;
+    if (this.scrollTimer) clearTimeout(this.scrollTimer);
+    this.scrollTimer = setTimeout(() => {
+      this.scrollTimer = null;
+      this.emitter.fire();
+    }, 150);
+  }
+
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[] | undefined> {
-    const a = await this.store.get(doc);
+    let a: Analysis;
+    let rows: readonly ChainLensRow[] | null = null;
+    const { chains, maxChains } = this.enabled();
+    const wantChains = chains && !this.onlyInDumpDiff(doc.uri);
+    try {
+      a = await this.store.get(doc);
+      if (token.isCancellationRequested) return undefined;
+      if (wantChains && a.summary.chainCount <= maxChains) {
+        const window = a.summary.chainCount <= ALL_LENSES ? { fromLine: 0, toLine: Number.MAX_SAFE_INTEGER } : this.windowFor(doc);
+        rows = (await a.ask('chainLenses', { ...window, max: ALL_LENSES })).items;
+      }
+    } catch {
+      return undefined; // the document changed or closed meanwhile
+    }
     if (token.isCancellationRequested) return undefined;
     const t0 = performance.now();
     const out: vscode.CodeLens[] = [];
@@ -53,41 +100,37 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
       }
     }
     const traceLenses = out.length;
-    const { chains, maxChains } = this.enabled();
-    if (chains && !this.onlyInDumpDiff(doc.uri)) {
-      const lenses = chainLenses(a.index);
-      if (lenses.length <= maxChains) {
-        for (const l of lenses) {
-          const r = toRange(l.range);
-          out.push(new ChainCodeLens(r, l, 'refs', doc), new ChainCodeLens(r, l, 'trace', doc));
-        }
+    if (rows) {
+      for (const l of rows) {
+        const r = lineStart(l.line);
+        out.push(new ChainCodeLens(r, l, 'refs', doc, a), new ChainCodeLens(r, l, 'trace', doc, a));
       }
     }
     this.log(`CodeLens for ${doc.uri.toString()} v${doc.version}: ${traceLenses} from the trace${session ? ` (trace of v${session.version})` : ''}, ${out.length - traceLenses} on chains, in ${(performance.now() - t0).toFixed(1)} ms`);
     return out;
   }
 
-  resolveCodeLens(lens: vscode.CodeLens): vscode.CodeLens {
+  async resolveCodeLens(lens: vscode.CodeLens): Promise<vscode.CodeLens> {
     if (!(lens instanceof ChainCodeLens)) return lens;
     const l = lens.lens;
     if (lens.part === 'trace') {
       lens.command = { title: TRACE_FROM_HERE_TITLE, command: COMMANDS.tracePacket, arguments: [{ uri: lens.doc.uri.toString(), table: l.table, chain: l.chain }] };
       return lens;
     }
-    const a = this.store.peek(lens.doc);
-    const chain = a?.index.chain(l.table, l.chain);
-    const title = referencesTitle(l, chain);
-    lens.command = l.references.length
-      ? {
-          title,
-          command: 'editor.action.showReferences',
-          arguments: [lens.doc.uri, lens.range.start, l.references.map((r) => toLocation(lens.doc.uri, { start: { line: r.line, character: r.nameStart }, end: { line: r.line, character: r.nameEnd } }))],
-        }
-      : { title, command: '' };
+    let refs: vscode.Location[] = [];
+    if (l.references > 0) {
+      try {
+        refs = (await lens.analysis.ask('chainReferences', { table: l.table, chain: l.chain })).map((r) => toLocation(lens.doc.uri, r));
+      } catch {
+        // A newer version replaced this parse: the title stands, the click lists nothing.
+      }
+    }
+    lens.command = refs.length ? { title: l.title, command: 'editor.action.showReferences', arguments: [lens.doc.uri, lens.range.start, refs] } : { title: l.title, command: '' };
     return lens;
   }
 
   dispose(): void {
+    if (this.scrollTimer) clearTimeout(this.scrollTimer);
     this.emitter.dispose();
   }
 }

@@ -82,6 +82,11 @@ export function toMarkdown(markdown: string): vscode.MarkdownString {
 }
 
 /** The start of a line, as a range (CodeLens, reveal). */
+/** Lines `start`…`end - 1`, whole (to the start of line `end`). */
+export function wholeLines(start: number, end: number): vscode.Range {
+  return new vscode.Range(start, 0, end, 0);
+}
+
 export function lineStart(line: number): vscode.Range {
   return new vscode.Range(line, 0, line, 0);
 }

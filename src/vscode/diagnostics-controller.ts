@@ -1,12 +1,11 @@
 /**
- * Publishes the diagnostics of every open dump after each parse. They are computed in slices of a few
- * milliseconds (validating a 300k-rule dump takes seconds), so hovers and CodeLens keep answering
- * meanwhile; a newer parse cancels the work for an older one. Code actions offer the quick fixes.
+ * Publishes the diagnostics of every open dump after each parse. The dump's engine worker computes them
+ * (validating a 300k-rule dump takes seconds there, in slices, so it still answers hovers meanwhile); a
+ * newer parse supersedes an older one's answer. Code actions ask the worker for the quick fixes.
  */
 import * as vscode from 'vscode';
-import { dumpDiagnosticSteps } from '../editor/diagnostics.ts';
-import { quickFixes } from '../editor/quick-fixes.ts';
 import type { Settings } from '../editor/settings.ts';
+import { isCancelled } from '../worker/client.ts';
 import { fromRange, toDiagnostic, toWorkspaceEdit } from './convert.ts';
 import type { Analysis, DumpStore } from './dump-store.ts';
 
@@ -14,38 +13,32 @@ export class DiagnosticsController implements vscode.Disposable {
   private readonly collection = vscode.languages.createDiagnosticCollection('packetlens');
   private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
   private readonly notes = new Map<string, readonly string[]>();
-  private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
-  /** The slice budget: work this long, then let other tasks run. */
-  private static readonly SLICE_MS = 25;
+  /** The analysis whose diagnostics are being computed (or were published last), per document. */
+  private readonly latest = new Map<string, Analysis>();
 
   constructor(
     private readonly store: DumpStore,
     private readonly settings: () => Settings,
+    private readonly log: (message: string) => void = () => {},
   ) {}
 
   /** Called after every parse of an open document. */
   analyzed(a: Analysis): void {
     if (a.source !== 'document') return;
     const key = a.uri.toString();
-    const t = this.pending.get(key);
-    if (t) clearTimeout(t);
+    this.latest.set(key, a);
     const limits = this.settings().limits;
-    const steps = dumpDiagnosticSteps(a.index, { maxRulesForFullCheck: limits.fullCheckMaxRules, maxDiagnostics: limits.maxDiagnostics });
-    const slice = () => {
-      const end = performance.now() + DiagnosticsController.SLICE_MS;
-      let r = steps.next();
-      while (!r.done && performance.now() < end) r = steps.next();
-      if (!r.done) {
-        this.pending.set(key, setTimeout(slice, 0));
-        return;
-      }
-      this.pending.delete(key);
-      this.collection.set(a.uri, r.value.diagnostics.map((d) => toDiagnostic(a.uri, d)));
-      this.notes.set(key, r.value.notes);
-      this.emitter.fire(a.uri);
-    };
-    // Start after the features waiting for this parse have answered.
-    this.pending.set(key, setTimeout(slice, 50));
+    a.ask('diagnostics', { options: { maxRulesForFullCheck: limits.fullCheckMaxRules, maxDiagnostics: limits.maxDiagnostics } }).then(
+      (r) => {
+        if (this.latest.get(key) !== a) return;
+        this.collection.set(a.uri, r.diagnostics.map((d) => toDiagnostic(a.uri, d)));
+        this.notes.set(key, r.notes);
+        this.emitter.fire(a.uri);
+      },
+      (e: unknown) => {
+        if (!isCancelled(e)) this.log(`diagnostics of ${key} failed: ${e instanceof Error ? e.message : String(e)}`);
+      },
+    );
   }
 
   /** Fires when a document's diagnostics (and notes) are published. */
@@ -59,15 +52,13 @@ export class DiagnosticsController implements vscode.Disposable {
   }
 
   closed(uri: vscode.Uri): void {
-    const t = this.pending.get(uri.toString());
-    if (t) clearTimeout(t);
-    this.pending.delete(uri.toString());
+    this.latest.delete(uri.toString());
     this.collection.delete(uri);
     this.notes.delete(uri.toString());
   }
 
   dispose(): void {
-    for (const t of this.pending.values()) clearTimeout(t);
+    this.latest.clear();
     this.collection.dispose();
     this.emitter.dispose();
   }
@@ -78,13 +69,20 @@ export class DumpCodeActions implements vscode.CodeActionProvider {
 
   constructor(private readonly store: DumpStore) {}
 
-  provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext): vscode.CodeAction[] {
+  async provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext, token: vscode.CancellationToken): Promise<vscode.CodeAction[]> {
     const a = this.store.peek(doc);
     if (!a) return [];
     const out: vscode.CodeAction[] = [];
     for (const d of ctx.diagnostics) {
       if (d.source !== 'packetlens' || typeof d.code !== 'string') continue;
-      for (const fix of quickFixes(a.index, { code: d.code, range: fromRange(d.range) })) {
+      let fixes;
+      try {
+        fixes = await a.ask('quickFixes', { code: d.code, range: fromRange(d.range) });
+      } catch {
+        return out; // a newer version is being parsed
+      }
+      if (token.isCancellationRequested) return [];
+      for (const fix of fixes) {
         const action = new vscode.CodeAction(fix.title, vscode.CodeActionKind.QuickFix);
         action.diagnostics = [d];
         action.isPreferred = fix.preferred;

@@ -1,15 +1,18 @@
 /**
  * "Packet Lens: Compare Packet Behaviour": what changes for packets between two dumps — the two sides of a
  * diff editor (a pull request's changed file, git's working-tree diff, found through the tab API), or two
- * dumps picked from the workspace. The comparison is the engine's `diffRulesets` on the two parsed dumps
- * (the dump store's parses, made when the documents are quiet), cached by both parses, so the CodeLens,
- * the status bar and the report panel share one computation per pair of document versions.
+ * dumps picked from the workspace. The comparison is the engine's `diffRulesets`, run in an engine worker
+ * of its own that parses both sides (so the two dumps' workers keep answering hovers meanwhile), cached by
+ * both parses, so the CodeLens, the status bar and the report panel share one computation per pair of
+ * document versions. A newer version of either side stops the worker of the stale comparison.
  */
 import * as vscode from 'vscode';
 import type { DiffPanelState, DiffViewModel } from '../shared/protocol.ts';
 import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.ts';
 import type { Settings } from '../editor/settings.ts';
-import { type DiffReport, diffRulesets, formatDiagnostic } from '../engine/api.ts';
+import type { DiffReport } from '../engine/api.ts';
+import type { Comparison } from '../shared/engine-protocol.ts';
+import { EngineWorker } from '../worker/client.ts';
 import { COMMANDS, LANGUAGE_ID } from './commands.ts';
 import { lineStart } from './convert.ts';
 import type { DiffPanel } from './diff-panel.ts';
@@ -21,7 +24,7 @@ export interface DumpPair {
   readonly modified: vscode.Uri;
 }
 
-export type Comparison = { readonly ok: true; readonly report: DiffReport; readonly ms: number } | { readonly ok: false; readonly error: string };
+export type { Comparison };
 
 const DUMP_NAME = /(\.(rules|iptables|ipt)$)|(^|\/)rules\.v[46]$|(^|\/)ip6?tables-save[^/]*$/i;
 const DUMP_GLOB = '**/{*.rules,*.iptables,*.ipt,rules.v4,rules.v6,iptables-save*,ip6tables-save*}';
@@ -51,6 +54,8 @@ export function sideLabel(uri: vscode.Uri): string {
 
 export class BehaviourDiffs implements vscode.Disposable {
   private readonly cache = new Map<string, Promise<Comparison>>();
+  /** The worker of the running comparison of each pair of URIs (one at a time per pair). */
+  private readonly jobs = new Map<string, { key: string; worker: EngineWorker }>();
   private readonly ids = new WeakMap<Analysis, number>();
   private nextId = 1;
   private current: { pair: DumpPair; report: DiffReport } | null = null;
@@ -125,16 +130,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     const key = this.key(a, b);
     let c = this.cache.get(key);
     if (!c) {
-      // After the current task: the parses that just resolved may be serving a hover or a CodeLens.
-      c = new Promise((resolve) =>
-        setTimeout(() => {
-          try {
-            resolve(this.run(a, b));
-          } catch (e) {
-            resolve({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` });
-          }
-        }, 0),
-      );
+      c = this.run(a, b, key).catch((e: unknown) => ({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` }) as const);
       this.cache.set(key, c);
       while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
       void c.then(() => this.emitter.fire());
@@ -142,15 +138,29 @@ export class BehaviourDiffs implements vscode.Disposable {
     return c;
   }
 
-  private run(a: Analysis, b: Analysis): Comparison {
-    const structural = [a, b].flatMap((x) => x.index.ruleset.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(x.index.ruleset.file, d)));
-    if (structural.length) return { ok: false, error: `the dumps have errors; fix them before comparing: ${structural.slice(0, 3).join('; ')}${structural.length > 3 ? ` (and ${structural.length - 3} more)` : ''}` };
-    const t0 = performance.now();
-    const r = diffRulesets(a.index.ruleset, b.index.ruleset, { node: this.settings().node });
-    const ms = performance.now() - t0;
-    if (!r.ok) return { ok: false, error: r.error };
-    this.log(`compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${ms.toFixed(0)} ms`);
-    return { ok: true, report: r.report, ms };
+  private async run(a: Analysis, b: Analysis, key: string): Promise<Comparison> {
+    const quick = [a, b].flatMap((x) => x.summary.firstErrors);
+    const errors = a.summary.errorCount + b.summary.errorCount;
+    if (errors) return { ok: false, error: `the dumps have errors; fix them before comparing: ${quick.slice(0, 3).join('; ')}${errors > 3 ? ` (and ${errors - 3} more)` : ''}` };
+    const pairKey = `${a.uri.toString()}|${b.uri.toString()}`;
+    this.jobs.get(pairKey)?.worker.terminate('a newer comparison of the same dumps started');
+    const worker = new EngineWorker(this.store.spawn);
+    this.jobs.set(pairKey, { key, worker });
+    try {
+      const max = this.settings().limits.maxFileSizeMB * 1048576;
+      await a.sendTo(worker, 'old', max);
+      await b.sendTo(worker, 'new', max);
+      const r = await worker.request('diff', { oldKey: 'old', newKey: 'new', node: this.settings().node });
+      if (r.ok) this.log(`compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${r.ms.toFixed(0)} ms`);
+      return r;
+    } catch (e) {
+      // Cancelled by a newer comparison: drop this one from the cache so nobody reuses its failure.
+      this.cache.delete(key);
+      throw e;
+    } finally {
+      worker.terminate('the comparison is done');
+      if (this.jobs.get(pairKey)?.worker === worker) this.jobs.delete(pairKey);
+    }
   }
 
   private key(a: Analysis, b: Analysis): string {
@@ -256,6 +266,8 @@ export class BehaviourDiffs implements vscode.Disposable {
   }
 
   dispose(): void {
+    for (const j of this.jobs.values()) j.worker.terminate('the extension stopped');
+    this.jobs.clear();
     this.cache.clear();
     this.emitter.dispose();
   }

@@ -1,20 +1,35 @@
 /**
- * Parsed dumps, cached by document version. Parsing waits until the document has been quiet for a moment
- * (typing never parses on every keystroke); every feature asking meanwhile shares the one parse that
- * follows. Files VS Code does not hand to extensions (above 50 MB) are read through `workspace.fs`.
+ * Parsed dumps, one engine worker per open dump (src/worker): the worker holds the parse, every feature
+ * asks it (hover, CodeLens, outline, trace, …) and the extension host only sends text and receives small
+ * answers, so its event loop never waits for a parse. Parsing waits until the document has been quiet for
+ * a moment (typing never parses on every keystroke); every feature asking meanwhile shares the one parse
+ * that follows. An edit or a closed editor cancels the stale work: a worker still busy with an old
+ * version is stopped at once and a fresh one parses the new text. Files VS Code does not hand to
+ * extensions (above 50 MB) are read through `workspace.fs` and decoded in the worker.
  */
 import * as vscode from 'vscode';
-import { chainLenses } from '../editor/chain-lens.ts';
-import { type DumpIndex, analyzeDump } from '../editor/dump-index.ts';
+import { Cancelled, type EngineWorker, PIECE_CHARS, type SpawnWorker, isCancelled, loadPieces } from '../worker/client.ts';
+import { EngineWorker as Worker } from '../worker/client.ts';
+import type { DumpSummary, DumpText, Method, Params, Result } from '../shared/engine-protocol.ts';
+import { wholeLines } from './convert.ts';
+
+/** The key of the one parse a dump's worker holds. */
+const KEY = 'dump';
+
+type Ask = <M extends Method>(method: M, params: Omit<Params<M>, 'key'>) => Promise<Result<M>>;
 
 export interface Analysis {
-  readonly index: DumpIndex;
   readonly uri: vscode.Uri;
   /** The document version parsed, or -1 for a file read from disk. */
   readonly version: number;
   readonly bytes: number;
   readonly parseMs: number;
   readonly source: 'document' | 'disk';
+  readonly summary: DumpSummary;
+  /** Asks the worker holding this parse; fails with `Cancelled` once a newer version replaced it. */
+  readonly ask: Ask;
+  /** Parses the same text again in another worker, under `key` (a comparison's worker). */
+  sendTo(worker: EngineWorker, key: string, maxBytes: number): Promise<DumpSummary>;
 }
 
 interface Waiter {
@@ -24,6 +39,9 @@ interface Waiter {
 
 interface Entry {
   analysis: Analysis | null;
+  worker: EngineWorker | null;
+  /** The version being parsed, or null. */
+  parsing: number | null;
   timer: ReturnType<typeof setTimeout> | null;
   waiters: Waiter[];
 }
@@ -35,23 +53,32 @@ function quietMs(previous: Analysis | null): number {
   return length < 1 << 20 ? 250 : length < 16 << 20 ? 600 : 1500;
 }
 
+function askOf(worker: EngineWorker): Ask {
+  return (method, params) => worker.request(method, { ...params, key: KEY } as never);
+}
+
 export class DumpStore implements vscode.Disposable {
   private readonly entries = new Map<string, Entry>();
-  private readonly disk = new Map<string, { key: string; analysis: Analysis }>();
+  private disk: { uri: string; key: string; analysis: Analysis; worker: EngineWorker } | null = null;
   private readonly emitter = new vscode.EventEmitter<Analysis>();
   readonly onDidAnalyze = this.emitter.event;
 
-  constructor(private readonly maxBytes: () => number) {}
+  constructor(
+    private readonly maxBytes: () => number,
+    /** Starts an engine worker (spawn-node.ts / spawn-web.ts). */
+    readonly spawn: SpawnWorker,
+    private readonly log: (message: string) => void = () => {},
+  ) {}
 
   /** The analysis of the document's current version (or the next one, if it changes meanwhile). */
   get(doc: vscode.TextDocument): Promise<Analysis> {
     const key = doc.uri.toString();
     let entry = this.entries.get(key);
     if (entry?.analysis && entry.analysis.version === doc.version) return Promise.resolve(entry.analysis);
-    if (!entry) this.entries.set(key, (entry = { analysis: null, timer: null, waiters: [] }));
+    if (!entry) this.entries.set(key, (entry = { analysis: null, worker: null, parsing: null, timer: null, waiters: [] }));
     const e = entry;
     const promise = new Promise<Analysis>((resolve, reject) => e.waiters.push({ resolve, reject }));
-    if (e.timer === null) e.timer = setTimeout(() => this.parse(doc, e), quietMs(e.analysis));
+    if (e.timer === null && e.parsing !== doc.version) e.timer = setTimeout(() => this.parse(doc, e), quietMs(e.analysis));
     return promise;
   }
 
@@ -61,62 +88,125 @@ export class DumpStore implements vscode.Disposable {
     return a && a.version === doc.version ? a : undefined;
   }
 
-  /** A document changed: drop nothing yet (hovers may use the last parse), restart the quiet period. */
+  /**
+   * A document changed: work for the old version is cancelled (a busy worker is stopped), the quiet
+   * period restarts, and whoever waits gets the parse that follows it.
+   */
   changed(doc: vscode.TextDocument): void {
     const e = this.entries.get(doc.uri.toString());
-    if (e?.timer) {
-      clearTimeout(e.timer);
-      e.timer = setTimeout(() => this.parse(doc, e), quietMs(e.analysis));
+    if (!e) return;
+    if (e.worker?.busy) {
+      e.worker.terminate(`${fileName(doc.uri)} changed`);
+      e.worker = null;
+      e.parsing = null;
     }
+    if (e.timer) clearTimeout(e.timer);
+    e.timer = e.waiters.length || e.analysis ? setTimeout(() => this.parse(doc, e), quietMs(e.analysis)) : null;
   }
 
+  /** The editor closed: its worker (and the memory of its parse) goes. */
   forget(uri: vscode.Uri): void {
-    const e = this.entries.get(uri.toString());
-    if (e?.timer) clearTimeout(e.timer);
-    this.entries.delete(uri.toString());
+    const key = uri.toString();
+    const e = this.entries.get(key);
+    if (!e) return;
+    if (e.timer) clearTimeout(e.timer);
+    e.worker?.terminate(`${fileName(uri)} was closed`);
+    this.entries.delete(key);
+    for (const w of e.waiters) w.reject(new Error(`${fileName(uri)} was closed`));
   }
 
   /** Reads and parses a file from disk (for files VS Code does not give to extensions). */
   async readFile(uri: vscode.Uri): Promise<Analysis> {
     const stat = await vscode.workspace.fs.stat(uri);
     const key = `${stat.mtime}:${stat.size}`;
-    const cached = this.disk.get(uri.toString());
-    if (cached && cached.key === key) return cached.analysis;
+    if (this.disk && this.disk.uri === uri.toString() && this.disk.key === key && this.disk.worker.alive) return this.disk.analysis;
     if (stat.size > this.maxBytes()) throw new FileTooLarge(stat.size);
-    const bytes = await vscode.workspace.fs.readFile(uri);
-    const text = new TextDecoder('utf-8').decode(bytes);
-    const t0 = performance.now();
-    const index = analyzeDump(text, { file: fileName(uri), maxBytes: this.maxBytes() });
-    const analysis: Analysis = { index, uri, version: -1, bytes: stat.size, parseMs: performance.now() - t0, source: 'disk' };
-    this.disk.clear();
-    this.disk.set(uri.toString(), { key, analysis });
+    const read = async (): Promise<DumpText> => ({ bytes: await vscode.workspace.fs.readFile(uri) });
+    const sendTo = async (w: EngineWorker, k: string, max: number) => {
+      const again = await read();
+      return w.request('load', { key: k, file: fileName(uri), maxBytes: max, source: again }, transferable(again));
+    };
+    const source = await read();
+    // One file from disk at a time: its worker holds the only parse.
+    this.disk?.worker.terminate('another file was read from disk');
+    this.disk = null;
+    const worker = new Worker(this.spawn);
+    const summary = await worker.request('load', { key: KEY, file: fileName(uri), maxBytes: this.maxBytes(), source }, transferable(source));
+    const analysis: Analysis = { uri, version: -1, bytes: stat.size, parseMs: summary.parseMs, source: 'disk', summary, ask: askOf(worker), sendTo };
+    this.disk = { uri: uri.toString(), key, analysis, worker };
     return analysis;
   }
 
   private parse(doc: vscode.TextDocument, e: Entry): void {
     e.timer = null;
-    const waiters = e.waiters;
-    e.waiters = [];
-    try {
-      const text = doc.getText();
-      const t0 = performance.now();
-      const index = analyzeDump(text, { file: fileName(doc.uri), maxBytes: this.maxBytes() });
-      // The chain graph and the chain lenses belong to the parse: CodeLens and hovers after it read them.
-      index.references();
-      chainLenses(index);
-      e.analysis = { index, uri: doc.uri, version: doc.version, bytes: text.length, parseMs: performance.now() - t0, source: 'document' };
-      for (const w of waiters) w.resolve(e.analysis);
-      this.emitter.fire(e.analysis);
-    } catch (err) {
-      for (const w of waiters) w.reject(err);
+    if (doc.isClosed || this.entries.get(doc.uri.toString()) !== e) return;
+    if (e.worker?.busy) {
+      e.worker.terminate(`a newer version of ${fileName(doc.uri)} is parsed`);
+      e.worker = null;
     }
+    const worker = (e.worker ??= new Worker(this.spawn));
+    const version = doc.version;
+    e.parsing = version;
+    const sendTo = (w: EngineWorker, k: string, max: number) => loadPieces(w, { key: k, file: fileName(doc.uri), maxBytes: max }, documentPieces(doc));
+    loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes() }, documentPieces(doc)).then(
+      (summary) => {
+        if (e.worker !== worker) return;
+        e.parsing = null;
+        const a: Analysis = { uri: doc.uri, version, bytes: summary.bytes, parseMs: summary.parseMs, source: 'document', summary, ask: askOf(worker), sendTo };
+        e.analysis = a;
+        const waiters = e.waiters;
+        e.waiters = [];
+        for (const w of waiters) w.resolve(a);
+        this.emitter.fire(a);
+      },
+      (err: unknown) => {
+        // Cancelled: the waiters stay for the parse of the newer version.
+        if (isCancelled(err) || e.worker !== worker) return;
+        e.parsing = null;
+        e.worker = null;
+        this.log(`parsing ${doc.uri.toString()} failed: ${err instanceof Error ? err.message : String(err)}`);
+        const waiters = e.waiters;
+        e.waiters = [];
+        for (const w of waiters) w.reject(err);
+      },
+    );
   }
 
   dispose(): void {
-    for (const e of this.entries.values()) if (e.timer) clearTimeout(e.timer);
+    for (const e of this.entries.values()) {
+      if (e.timer) clearTimeout(e.timer);
+      e.worker?.terminate('the extension stopped');
+    }
     this.entries.clear();
-    this.disk.clear();
+    this.disk?.worker.terminate('the extension stopped');
+    this.disk = null;
     this.emitter.dispose();
+  }
+}
+
+/** The buffer to move (not copy) to the worker, when the bytes own all of it. */
+function transferable(source: DumpText): ArrayBuffer[] {
+  if (!('bytes' in source)) return [];
+  const b = source.bytes;
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? [b.buffer] : [];
+}
+
+/**
+ * The document's text in pieces of about PIECE_CHARS characters (whole lines), read one task at a time:
+ * neither reading a 45 MB document nor copying it to the worker holds the extension host for long.
+ */
+function* documentPieces(doc: vscode.TextDocument): Generator<string> {
+  const version = doc.version;
+  const lines = doc.lineCount;
+  // Lines per piece follow the length of the lines read so far.
+  let step = 2000;
+  for (let l = 0; l < lines; ) {
+    if (doc.version !== version || doc.isClosed) throw new Cancelled(`${fileName(doc.uri)} changed`);
+    const end = Math.min(l + step, lines);
+    const piece = doc.getText(wholeLines(l, end));
+    l = end;
+    step = Math.max(1, Math.min(step * 4, Math.floor((step * PIECE_CHARS) / Math.max(1, piece.length))));
+    yield piece;
   }
 }
 

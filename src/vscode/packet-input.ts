@@ -4,8 +4,8 @@
  * a row traces it.
  */
 import * as vscode from 'vscode';
-import type { DumpIndex } from '../editor/dump-index.ts';
-import { OUTSIDE_CLIENT, type PacketSuggestion, checkPacketText, queryKeyword, suggestPackets } from '../editor/packet-suggest.ts';
+import type { Analysis } from './dump-store.ts';
+import { OUTSIDE_CLIENT, type PacketSuggestion, checkPacketText, queryKeyword } from '../editor/packet-suggest.ts';
 
 interface PacketItem extends vscode.QuickPickItem {
   readonly packet: string | null;
@@ -19,17 +19,18 @@ export interface PacketSource {
   readonly heading: string;
   /** Suggestions wait this long after a keystroke (long dumps are scanned for each query). */
   readonly delayMs: number;
-  suggest(query: string, limit: number): PacketSuggestion[];
+  suggest(query: string, limit: number): PacketSuggestion[] | Promise<PacketSuggestion[]>;
   /** The description of a suggestion: `its comment · line 12`. */
   describe(s: PacketSuggestion): string;
 }
 
-export function dumpPacketSource(index: DumpIndex): PacketSource {
+/** Suggestions from the dump's engine worker (it scans the rules, the extension host only waits). */
+export function dumpPacketSource(a: Analysis): PacketSource {
   return {
-    family: index.ruleset.tables.size ? index.ruleset.family : null,
+    family: a.summary.tableCount ? a.summary.family : null,
     heading: 'found in the dump',
-    delayMs: index.ruleset.ruleCount > 50_000 ? 200 : 60,
-    suggest: (q, limit) => suggestPackets(index, q, limit),
+    delayMs: a.summary.ruleCount > 50_000 ? 200 : 60,
+    suggest: (query, limit) => a.ask('suggest', { query, limit }).catch(() => []),
     describe: (s) => `${s.label} · line ${s.line + 1}`,
   };
 }
@@ -42,15 +43,19 @@ function typedItem(value: string, family: 4 | 6 | null): PacketItem {
   return { label: value.trim() ? `$(warning) ${value.trim()}` : '$(edit) Type a packet', detail: check.error, packet: null, alwaysShow: true };
 }
 
-function items(source: PacketSource, value: string, history: readonly string[]): PacketItem[] {
-  const out: PacketItem[] = [typedItem(value, source.family)];
+function recentOf(value: string, history: readonly string[]): string[] {
   const kw = queryKeyword(value);
-  const recent = history.filter((h) => h !== value.trim() && (!kw || h.includes(kw))).slice(0, 8);
+  return history.filter((h) => h !== value.trim() && (!kw || h.includes(kw))).slice(0, 8);
+}
+
+function items(source: PacketSource, value: string, history: readonly string[], suggestions: readonly PacketSuggestion[]): PacketItem[] {
+  const out: PacketItem[] = [typedItem(value, source.family)];
+  const recent = recentOf(value, history);
   if (recent.length) {
     out.push({ label: 'recent', kind: vscode.QuickPickItemKind.Separator, packet: null });
     for (const h of recent) out.push({ label: h, description: 'recent', packet: h, alwaysShow: true });
   }
-  const found = source.suggest(value, 40).filter((s) => s.text !== value.trim() && !recent.includes(s.text));
+  const found = suggestions.filter((s) => s.text !== value.trim() && !recent.includes(s.text));
   if (found.length) {
     out.push({ label: source.heading, kind: vscode.QuickPickItemKind.Separator, packet: null });
     for (const s of found) out.push({ label: s.text, description: source.describe(s), packet: s.text, alwaysShow: true });
@@ -66,9 +71,18 @@ export function askPacket(source: PacketSource, title: string, initial: string, 
     qp.placeholder = PLACEHOLDER;
     qp.matchOnDescription = false;
     qp.value = initial;
-    qp.items = items(source, initial, history);
+    qp.items = items(source, initial, history, []);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let done = false;
+    // Suggestions arrive asynchronously (the worker scans the dump): only the latest query's are shown.
+    let asked = 0;
+    const suggest = (v: string) => {
+      const n = ++asked;
+      void Promise.resolve(source.suggest(v, 40)).then((found) => {
+        if (!done && n === asked) qp.items = items(source, qp.value, history, found);
+      });
+    };
+    suggest(initial);
     const finish = (v: string | undefined) => {
       if (done) return;
       done = true;
@@ -81,7 +95,7 @@ export function askPacket(source: PacketSource, title: string, initial: string, 
       const [, ...rest] = qp.items;
       qp.items = [typedItem(v, source.family), ...rest];
       if (timer) clearTimeout(timer);
-      timer = setTimeout(() => (qp.items = items(source, v, history)), source.delayMs);
+      timer = setTimeout(() => suggest(v), source.delayMs);
     });
     qp.onDidAccept(() => {
       const picked = qp.selectedItems[0] ?? qp.activeItems[0];

@@ -23,13 +23,13 @@ export class DumpStatus implements vscode.Disposable {
       if (!editor || editor.document.languageId !== LANGUAGE_ID) this.item.hide();
       return;
     }
-    const rs = a.index.ruleset;
+    const rs = a.summary;
     const notes = [...this.notesFor(a.uri)];
     const tokens = tokenizationNote({ bytes: a.bytes, lines: editor.document.lineCount });
     if (tokens) notes.unshift(tokens);
     this.item.text = `$(pulse) ${rs.ruleCount.toLocaleString('en-US')} rules${notes.length ? ' $(info)' : ''}`;
     this.item.tooltip = toMarkdown(
-      [`Packet Lens: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${rs.ruleCount.toLocaleString('en-US')} rules (IPv${rs.family}), parsed in ${a.parseMs.toFixed(0)} ms. Click to trace a packet.`, ...notes.map((n) => `- ${n}`)].join('\n\n'),
+      [`Packet Lens: ${rs.tableCount} table${rs.tableCount === 1 ? '' : 's'}, ${rs.ruleCount.toLocaleString('en-US')} rules (IPv${rs.family}), parsed in ${a.parseMs.toFixed(0)} ms. Click to trace a packet.`, ...notes.map((n) => `- ${n}`)].join('\n\n'),
     );
     this.item.show();
     const key = a.uri.toString();

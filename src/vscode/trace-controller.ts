@@ -5,11 +5,10 @@
  */
 import * as vscode from 'vscode';
 import { traceDiagram } from '../editor/diagram.ts';
-import type { DumpIndex } from '../editor/dump-index.ts';
 import { readFromDiskNote } from '../editor/large-file.ts';
 import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fields.ts';
-import { checkPacketText, packetReaching, pushHistory } from '../editor/packet-suggest.ts';
-import { traceSummary, traceText } from '../editor/run-trace.ts';
+import { checkPacketText, pushHistory } from '../editor/packet-suggest.ts';
+import { type EditorTrace, traceSummary } from '../editor/run-trace.ts';
 import type { Settings } from '../editor/settings.ts';
 import type { PacketFields } from '../shared/protocol.ts';
 import { HISTORY_KEY } from './commands.ts';
@@ -19,6 +18,7 @@ import { type DumpSource, activeDumpSource, loadSource, sourceForUri } from './d
 import { type Analysis, type DumpStore, fileName } from './dump-store.ts';
 import { askPacket, dumpPacketSource } from './packet-input.ts';
 import type { TraceSessions } from './trace-sessions.ts';
+import { isCancelled } from '../worker/client.ts';
 
 /** What the command may be given: a file (explorer, editor title), or a dump and a chain (CodeLens). */
 export type TraceArgument = vscode.Uri | { readonly uri?: string; readonly packet?: string; readonly table?: string; readonly chain?: string } | undefined;
@@ -56,7 +56,7 @@ export class TraceController {
       return;
     }
     const a = loaded.analysis;
-    const empty = emptyMessage(a.index);
+    const empty = a.summary.empty;
     if (empty) {
       void vscode.window.showWarningMessage(empty);
       return;
@@ -65,17 +65,16 @@ export class TraceController {
     const history = this.memento.get<string[]>(HISTORY_KEY, []);
     let initial = (arg && !(arg instanceof vscode.Uri) ? arg.packet : undefined) ?? '';
     if (!initial && arg && !(arg instanceof vscode.Uri) && arg.table && arg.chain) {
-      const chain = a.index.chain(arg.table, arg.chain);
-      initial = (chain && packetReaching(a.index, arg.table, chain)) ?? '';
+      initial = (await a.ask('packetReaching', { table: arg.table, chain: arg.chain }).catch(() => null)) ?? '';
     }
     if (!initial) initial = this.sessions.get(a.uri)?.packet ?? history[0] ?? '';
     const title = arg && !(arg instanceof vscode.Uri) && arg.chain ? `Trace a packet that reaches ${arg.chain}` : `Trace a packet through ${fileName(a.uri)}`;
-    const packet = await askPacket(dumpPacketSource(a.index), title, initial, history);
+    const packet = await askPacket(dumpPacketSource(a), title, initial, history);
     if (!packet) return;
     await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
     // The diagram opens beside the dump without taking the focus: the dump's CodeLens and highlights
     // update at once and the keyboard stays in the editor.
-    this.run(a, packet, false);
+    await this.run(a, packet, false);
   }
 
   /**
@@ -88,19 +87,28 @@ export class TraceController {
       void vscode.window.showWarningMessage(loaded.message);
       return;
     }
-    const check = checkPacketText(packet, loaded.analysis.index.ruleset.tables.size ? loaded.analysis.index.ruleset.family : null);
+    const check = checkPacketText(packet, loaded.analysis.summary.tableCount ? loaded.analysis.summary.family : null);
     if (!check.ok) {
       void vscode.window.showErrorMessage(`Packet Lens: ${check.error}`);
       return;
     }
-    if (this.run(loaded.analysis, packet, false, true)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
+    if (await this.run(loaded.analysis, packet, false, true)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
   }
 
-  /** Traces `packet` through the analysed dump and shows it everywhere; returns false on a bad packet. */
-  run(a: Analysis, packet: string, focusDiagram: boolean, openDiagram = false): boolean {
+  /**
+   * Traces `packet` through the analysed dump (in its engine worker) and shows it everywhere; returns false
+   * on a bad packet, or when the dump changed meanwhile (the new version's parse re-runs the packet).
+   */
+  async run(a: Analysis, packet: string, focusDiagram: boolean, openDiagram = false): Promise<boolean> {
     const settings = this.settings();
     for (const p of settings.problems) void vscode.window.showWarningMessage(`Packet Lens settings: ${p}`);
-    const r = traceText(a.index, packet, settings.node);
+    let r: EditorTrace;
+    try {
+      r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Packet Lens: tracing ${packet}` }, () => a.ask('trace', { packet, node: settings.node }));
+    } catch (e) {
+      if (isCancelled(e)) return false;
+      r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
+    }
     if (!r.ok) {
       void vscode.window.showErrorMessage(`Packet Lens: ${r.error}`);
       this.panel?.error(r.error);
@@ -122,18 +130,18 @@ export class TraceController {
     const packet = fieldsToText(fields);
     const a = await this.analysisFor(uri);
     if (!a) return;
-    const check = checkPacketText(packet, a.index.ruleset.family);
+    const check = checkPacketText(packet, a.summary.family);
     if (!check.ok) {
       this.panel?.error(check.error);
       return;
     }
-    if (this.run(a, packet, false)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
+    if (await this.run(a, packet, false)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
   }
 
   /** A panel restored after reload: trace its packet again. */
   async restore(uri: vscode.Uri, packet: string): Promise<void> {
     const a = await this.analysisFor(uri);
-    if (a) this.run(a, packet, false);
+    if (a) await this.run(a, packet, false);
   }
 
   async showDiagram(uri?: vscode.Uri): Promise<void> {
@@ -150,7 +158,7 @@ export class TraceController {
   /** A dump was parsed again after an edit: re-run its packet so CodeLens and highlights follow. */
   analyzed(a: Analysis): void {
     const s = this.sessions.get(a.uri);
-    if (s && s.version !== a.version && a.source === 'document') this.run(a, s.packet, false);
+    if (s && s.version !== a.version && a.source === 'document') void this.run(a, s.packet, false);
   }
 
   async reveal(uri: vscode.Uri, line: number): Promise<void> {
@@ -175,10 +183,3 @@ export class TraceController {
     return loaded.analysis;
   }
 }
-
-function emptyMessage(index: DumpIndex): string | null {
-  if (index.ruleset.tables.size > 0) return null;
-  const why = index.ruleset.diagnostics.find((d) => d.severity === 'error');
-  return `Nothing to trace in ${index.ruleset.file}: ${why ? why.message : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
-}
-

@@ -24,14 +24,19 @@ const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 const imports = (f: string) => [...read(f).matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
 
 describe('extension architecture', () => {
-  it('editor logic, the protocol and the linter never import vscode', () => {
-    for (const f of [...files('src/editor'), ...files('src/shared'), ...files('src/engine/lint')]) {
+  it('editor logic, the protocol, the engine worker and the linter never import vscode', () => {
+    for (const f of [...files('src/editor'), ...files('src/shared'), ...files('src/worker'), ...files('src/engine/lint')]) {
       assert.ok(!imports(f).includes('vscode'), f);
     }
   });
 
   it('nothing on the extension path (node or web) uses Node-only modules or globals', () => {
-    for (const f of [...files('src/editor'), ...files('src/shared'), ...files('src/vscode'), 'src/extension.ts', ...files('src/engine/lint')]) {
+    // Two exceptions, one per platform's worker: spawn-node.ts starts the desktop worker (the web bundle
+    // has spawn-web.ts in its place, esbuild.mjs) and node-main.ts is the desktop worker's entry.
+    const nodeOnly = new Set(['src/vscode/spawn-node.ts', 'src/worker/node-main.ts']);
+    assert.match(read('esbuild.mjs'), /onResolve\(\{ filter: \/\\\/spawn-node\\\.ts\$\/ \}, \(\) => \(\{ path: resolve\('src\/vscode\/spawn-web\.ts'\) \}\)\)/);
+    for (const f of [...files('src/editor'), ...files('src/shared'), ...files('src/vscode'), ...files('src/worker'), 'src/extension.ts', ...files('src/engine/lint')]) {
+      if (nodeOnly.has(f)) continue;
       const text = read(f);
       for (const m of imports(f)) assert.ok(!/^(node:|fs$|path$|os$|child_process$|crypto$)/.test(m), `${f} imports ${m}`);
       assert.ok(!/\b(process\.|Buffer\.|require\(|__dirname)/.test(text), `${f} uses a Node global`);
@@ -110,6 +115,7 @@ describe('extension architecture', () => {
     assert.equal(lines[0], '**');
     assert.ok(lines.slice(1).every((l) => l.startsWith('!') && !l.includes('**')), lines.join(' '));
     assert.ok(lines.includes('!dist/extension.js') && lines.includes('!dist/web/extension.js') && lines.includes('!dist/webview/main.js'));
+    assert.ok(lines.includes('!dist/worker.js') && lines.includes('!dist/web/worker.js'), 'the engine workers are shipped');
   });
 
   it('the webview type-checks with the DOM library (webview/tsconfig.json)', () => {

@@ -104,3 +104,64 @@ export const window = {
     return p;
   },
 };
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+    this.start = new Position(startLine, startCharacter);
+    this.end = new Position(endLine, endCharacter);
+  }
+}
+
+/** A text document: `edit` replaces its text and bumps its version, as typing does. */
+export class FakeTextDocument {
+  version = 1;
+  isClosed = false;
+  readonly languageId = 'iptables-save';
+  private starts: number[] = [];
+  constructor(
+    readonly uri: Uri,
+    private text: string,
+  ) {
+    this.index();
+  }
+  private index(): void {
+    this.starts = [0];
+    for (let i = this.text.indexOf('\n'); i >= 0; i = this.text.indexOf('\n', i + 1)) this.starts.push(i + 1);
+  }
+  get lineCount(): number {
+    return this.starts.length;
+  }
+  private offset(line: number, character: number): number {
+    if (line >= this.starts.length) return this.text.length;
+    return Math.min(this.starts[line]! + character, this.text.length);
+  }
+  getText(range?: Range): string {
+    if (!range) return this.text;
+    return this.text.slice(this.offset(range.start.line, range.start.character), this.offset(range.end.line, range.end.character));
+  }
+  edit(text: string): void {
+    this.text = text;
+    this.version++;
+    this.index();
+  }
+}
+
+export const workspace = {
+  fs: {
+    stat(): Promise<never> {
+      return Promise.reject(new Error('no file system in the fake'));
+    },
+    readFile(): Promise<never> {
+      return Promise.reject(new Error('no file system in the fake'));
+    },
+  },
+};

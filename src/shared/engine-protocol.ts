@@ -1,0 +1,115 @@
+/**
+ * The typed request/response protocol between the extension host and the engine worker (worker_threads on
+ * the desktop, a Web Worker in the browser). A worker holds parsed dumps by key: one document's parse (the
+ * key is the document), or the two sides of a comparison. Every value crossing is plain data (structured
+ * clone): no class instances, no functions. The extension imports this file; the worker implements it.
+ */
+import type { DiagnosticsOptions, DumpDiagnostics } from '../editor/diagnostics.ts';
+import type { Fold } from '../editor/folding.ts';
+import type { HoverResult } from '../editor/hover/hover.ts';
+import type { PrepareRename, RenameResult } from '../editor/navigation.ts';
+import type { PacketSuggestion } from '../editor/packet-suggest.ts';
+import type { QuickFix } from '../editor/quick-fixes.ts';
+import type { Range } from '../editor/ranges.ts';
+import type { EditorTrace } from '../editor/run-trace.ts';
+import type { OutlineSymbol } from '../editor/symbols.ts';
+import type { DiffReport, NodeConfig } from '../engine/api.ts';
+
+/**
+ * A dump's text; or its bytes (a file read from disk, decoded in the worker; the buffer is transferred);
+ * or the pieces sent before with `append` (a big document goes in slices, so no single message costs the
+ * extension host more than a millisecond or two to copy).
+ */
+export type DumpText = { readonly text: string } | { readonly bytes: Uint8Array } | { readonly appended: true };
+
+/** An outline symbol without its children: `parent` is the index of its table's row, -1 for a table. */
+export interface OutlineRow extends Omit<OutlineSymbol, 'children'> {
+  readonly parent: number;
+}
+
+/** A slice of a long answer, so neither thread copies it whole in one task. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly total: number;
+}
+
+/** What the extension shows without asking again: the status bar, "nothing to trace", the family. */
+export interface DumpSummary {
+  readonly ruleCount: number;
+  readonly tableCount: number;
+  readonly chainCount: number;
+  readonly family: 4 | 6;
+  readonly errorCount: number;
+  /** Why nothing can be traced (no tables), or null. */
+  readonly empty: string | null;
+  /** The first error messages (at most 3), formatted `file:line:col: message`. */
+  readonly firstErrors: readonly string[];
+  readonly bytes: number;
+  readonly parseMs: number;
+}
+
+/** One chain's CodeLens, compact: its references are asked for when a lens is resolved. */
+export interface ChainLensRow {
+  readonly line: number;
+  readonly table: string;
+  readonly chain: string;
+  /** `referenced by 3`, `hook INPUT · policy DROP`. */
+  readonly title: string;
+  readonly references: number;
+}
+
+export type Comparison = { readonly ok: true; readonly report: DiffReport; readonly ms: number } | { readonly ok: false; readonly error: string };
+
+export interface Position {
+  readonly line: number;
+  readonly character: number;
+}
+
+/** Every method: its parameters and its result. `key` names the parsed dump a method works on. */
+export interface EngineMethods {
+  /** Parses a dump and keeps it under `key` (replacing what was there). */
+  load: { params: { key: string; file: string; maxBytes: number; source: DumpText }; result: DumpSummary };
+  /** Adds a piece of text to what the next `load` of `key` with `{ appended: true }` parses. */
+  append: { params: { key: string; text: string }; result: null };
+  /** Forgets a parse. */
+  drop: { params: { key: string }; result: null };
+  diagnostics: { params: { key: string; options: DiagnosticsOptions }; result: DumpDiagnostics };
+  hover: { params: { key: string } & Position; result: HoverResult | null };
+  /** The outline, flattened (tables first, then chains in table order), `limit` rows from `offset`. */
+  outline: { params: { key: string; offset: number; limit: number }; result: Page<OutlineRow> };
+  /** The first `max` folds in line order (the editor keeps no more than editor.foldingMaximumRegions). */
+  folding: { params: { key: string; max: number }; result: Page<Fold> };
+  definition: { params: { key: string } & Position; result: Range | null };
+  references: { params: { key: string; includeDeclaration: boolean } & Position; result: Range[] | null };
+  prepareRename: { params: { key: string } & Position; result: PrepareRename };
+  rename: { params: { key: string; newName: string } & Position; result: RenameResult };
+  /** The chain lenses on lines `fromLine`…`toLine` (the visible part of a big dump), at most `max`. */
+  chainLenses: { params: { key: string; fromLine: number; toLine: number; max: number }; result: Page<ChainLensRow> };
+  chainReferences: { params: { key: string; table: string; chain: string }; result: Range[] };
+  quickFixes: { params: { key: string; code: string; range: Range }; result: QuickFix[] };
+  suggest: { params: { key: string; query: string; limit: number }; result: PacketSuggestion[] };
+  packetReaching: { params: { key: string; table: string; chain: string }; result: string | null };
+  trace: { params: { key: string; packet: string; node: NodeConfig }; result: EditorTrace };
+  /** Compares two parses held by this worker. */
+  diff: { params: { oldKey: string; newKey: string; node: NodeConfig }; result: Comparison };
+  /** The worker's heap, for the log and the bench. */
+  memory: { params: Record<string, never>; result: { heapUsed: number } };
+}
+
+export type Method = keyof EngineMethods;
+export type Params<M extends Method> = EngineMethods[M]['params'];
+export type Result<M extends Method> = EngineMethods[M]['result'];
+
+export interface EngineRequest<M extends Method = Method> {
+  readonly id: number;
+  readonly method: M;
+  readonly params: Params<M>;
+}
+
+export type EngineResponse = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+
+export function isEngineResponse(m: unknown): m is EngineResponse {
+  if (typeof m !== 'object' || m === null) return false;
+  const r = m as { id?: unknown; ok?: unknown; error?: unknown };
+  return typeof r.id === 'number' && (r.ok === true || (r.ok === false && typeof r.error === 'string'));
+}

@@ -1,0 +1,38 @@
+/**
+ * Starting the engine worker in the browser (vscode.dev, github.dev, the web-worker extension host): a Web
+ * Worker running dist/web/worker.js. esbuild.mjs puts this module in place of spawn-node.ts in the web
+ * bundle. Where no worker can start, the engine runs in-process (src/worker/client.ts).
+ */
+import { type SpawnWorker, inProcessPort, portWithFallback } from '../worker/client.ts';
+import { EngineHost } from '../worker/engine-host.ts';
+
+interface WebWorker {
+  onmessage: ((e: { data: unknown }) => void) | null;
+  onerror: ((e: { message?: string }) => void) | null;
+  postMessage(m: unknown, transfer: ArrayBuffer[]): void;
+  terminate(): void;
+}
+
+type WorkerConstructor = new (url: string, options?: { name?: string }) => WebWorker;
+
+export function workerSpawner(extensionUri: { toString(skipEncoding?: boolean): string }, log: (m: string) => void): SpawnWorker {
+  const url = `${extensionUri.toString(true).replace(/\/$/, '')}/dist/web/worker.js`;
+  return (onMessage, onExit) =>
+    portWithFallback(
+      (receive, fail) => {
+        const Ctor = (globalThis as { Worker?: WorkerConstructor }).Worker;
+        if (!Ctor) throw new Error('no Web Worker in this extension host');
+        const w = new Ctor(url, { name: 'packetlens-engine' });
+        w.onmessage = (e) => receive(e.data);
+        w.onerror = (e) => fail(e.message ?? 'the worker script failed', true);
+        return { post: (m, transfer) => w.postMessage(m, transfer as ArrayBuffer[]), terminate: () => w.terminate() };
+      },
+      (receive) => {
+        const host = new EngineHost();
+        return inProcessPort((r) => host.handle(r), receive);
+      },
+      onMessage,
+      onExit,
+      log,
+    );
+}

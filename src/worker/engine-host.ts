@@ -1,0 +1,184 @@
+/**
+ * The engine side of the worker protocol (src/shared/engine-protocol.ts): it holds parsed dumps by key and
+ * answers requests with the editor logic of src/editor over src/engine. It imports neither `vscode` nor
+ * `node:*`, so the desktop worker (worker_threads), the browser's Web Worker and the in-process fallback
+ * all run this same code.
+ *
+ * Long work is spread over short slices (`yieldToMessages`), so a hover that arrives while a big dump's
+ * diagnostics are computed is answered between two slices instead of after all of them.
+ */
+import { chainLenses, referencesTitle } from '../editor/chain-lens.ts';
+import { dumpDiagnosticSteps } from '../editor/diagnostics.ts';
+import { type DumpIndex, analyzeDump } from '../editor/dump-index.ts';
+import { foldingRanges } from '../editor/folding.ts';
+import { hoverAt } from '../editor/hover/hover.ts';
+import { chainAt, definitionOf, prepareRename, referencesOf, renameChain } from '../editor/navigation.ts';
+import { packetReaching, suggestPackets } from '../editor/packet-suggest.ts';
+import { quickFixes } from '../editor/quick-fixes.ts';
+import { lineSpan } from '../editor/ranges.ts';
+import { traceText } from '../editor/run-trace.ts';
+import { type OutlineSymbol, outline } from '../editor/symbols.ts';
+import { diffRulesets, formatDiagnostic } from '../engine/api.ts';
+import type { ChainLensRow, Comparison, DumpSummary, DumpText, EngineMethods, EngineRequest, EngineResponse, Method, OutlineRow, Params, Result } from '../shared/engine-protocol.ts';
+
+/** Work this long, then let waiting messages in. */
+const SLICE_MS = 20;
+
+type Handlers = { [M in Method]: (p: Params<M>) => Result<M> | Promise<Result<M>> };
+
+export class EngineHost {
+  private readonly docs = new Map<string, DumpIndex>();
+  private readonly pieces = new Map<string, string[]>();
+  private readonly outlines = new WeakMap<DumpIndex, OutlineRow[]>();
+
+  constructor(
+    /** Resolves after the messages already queued have been delivered (setTimeout/setImmediate). */
+    private readonly yieldToMessages: () => Promise<void> = () => new Promise((r) => setTimeout(r, 0)),
+    private readonly heapUsed: () => number = () => 0,
+  ) {}
+
+  /** Answers one request; never throws (an exception becomes an error response). */
+  async handle(req: EngineRequest): Promise<EngineResponse> {
+    try {
+      const h = this.handlers[req.method] as (p: unknown) => unknown;
+      if (typeof h !== 'function') return { id: req.id, ok: false, error: `unknown method ${String(req.method)}` };
+      return { id: req.id, ok: true, result: await h(req.params) };
+    } catch (e) {
+      return { id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+  }
+
+  private doc(key: string): DumpIndex {
+    const d = this.docs.get(key);
+    if (!d) throw new Error(`no parse for ${key}`);
+    return d;
+  }
+
+  private readonly handlers: Handlers = {
+    load: (p) => this.load(p),
+    append: (p) => {
+      let list = this.pieces.get(p.key);
+      if (!list) this.pieces.set(p.key, (list = []));
+      list.push(p.text);
+      return null;
+    },
+    drop: (p) => {
+      this.docs.delete(p.key);
+      this.pieces.delete(p.key);
+      return null;
+    },
+    diagnostics: async (p) => {
+      const steps = dumpDiagnosticSteps(this.doc(p.key), p.options);
+      for (;;) {
+        const end = performance.now() + SLICE_MS;
+        let r = steps.next();
+        while (!r.done && performance.now() < end) r = steps.next();
+        if (r.done) return r.value;
+        await this.yieldToMessages();
+      }
+    },
+    hover: (p) => hoverAt(this.doc(p.key), p.line, p.character),
+    outline: (p) => {
+      const rows = this.outlineRows(this.doc(p.key));
+      return { items: rows.slice(p.offset, p.offset + p.limit), total: rows.length };
+    },
+    folding: (p) => {
+      const folds = foldingRanges(this.doc(p.key)).sort((a, b) => a.start - b.start);
+      return { items: folds.slice(0, p.max), total: folds.length };
+    },
+    definition: (p) => {
+      const index = this.doc(p.key);
+      const at = chainAt(index, p.line, p.character);
+      return at ? definitionOf(index, at) : null;
+    },
+    references: (p) => {
+      const index = this.doc(p.key);
+      const at = chainAt(index, p.line, p.character);
+      return at ? referencesOf(index, at, p.includeDeclaration) : null;
+    },
+    prepareRename: (p) => prepareRename(this.doc(p.key), p.line, p.character),
+    rename: (p) => renameChain(this.doc(p.key), p.line, p.character, p.newName),
+    chainLenses: (p) => {
+      const index = this.doc(p.key);
+      const inside = chainLenses(index).filter((l) => l.range.start.line >= p.fromLine && l.range.start.line <= p.toLine);
+      const items = inside.slice(0, p.max).map((l): ChainLensRow => ({ line: l.range.start.line, table: l.table, chain: l.chain, title: referencesTitle(l, index.chain(l.table, l.chain)), references: l.references.length }));
+      return { items, total: inside.length };
+    },
+    chainReferences: (p) => {
+      const l = chainLenses(this.doc(p.key)).find((x) => x.table === p.table && x.chain === p.chain);
+      return l ? l.references.map((r) => lineSpan(r.line, r.nameStart, r.nameEnd)) : [];
+    },
+    quickFixes: (p) => quickFixes(this.doc(p.key), { code: p.code, range: p.range }),
+    suggest: (p) => suggestPackets(this.doc(p.key), p.query, p.limit),
+    packetReaching: (p) => {
+      const index = this.doc(p.key);
+      const chain = index.chain(p.table, p.chain);
+      return chain ? packetReaching(index, p.table, chain) : null;
+    },
+    trace: (p) => traceText(this.doc(p.key), p.packet, p.node),
+    diff: (p) => this.diff(p.oldKey, p.newKey, p.node),
+    memory: () => ({ heapUsed: this.heapUsed() }),
+  };
+
+  /** Tables first, then every table's chains: one flat list to page through. */
+  private outlineRows(index: DumpIndex): OutlineRow[] {
+    let rows = this.outlines.get(index);
+    if (rows) return rows;
+    const tree = outline(index);
+    const row = (sym: OutlineSymbol, parent: number): OutlineRow => ({ name: sym.name, kind: sym.kind, detail: sym.detail, range: sym.range, selectionRange: sym.selectionRange, parent });
+    rows = tree.map((t) => row(t, -1));
+    tree.forEach((t, i) => {
+      for (const c of t.children) rows!.push(row(c, i));
+    });
+    this.outlines.set(index, rows);
+    return rows;
+  }
+
+  private load(p: EngineMethods['load']['params']): DumpSummary {
+    this.docs.delete(p.key); // the old parse can be collected while the new one is built
+    const t0 = performance.now();
+    let text: string;
+    if ('appended' in p.source) {
+      text = (this.pieces.get(p.key) ?? []).join('');
+      this.pieces.delete(p.key);
+    } else text = textOf(p.source);
+    const index = analyzeDump(text, { file: p.file, maxBytes: p.maxBytes });
+    // The chain graph and the chain lenses belong to the parse: CodeLens and hovers after it read them.
+    index.references();
+    chainLenses(index);
+    this.docs.set(p.key, index);
+    const rs = index.ruleset;
+    const errors = rs.diagnostics.filter((d) => d.severity === 'error');
+    let chainCount = 0;
+    for (const t of rs.tables.values()) chainCount += t.chains.size;
+    const empty =
+      rs.tables.size > 0 ? null : `Nothing to trace in ${rs.file}: ${errors[0] ? errors[0].message : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
+    return {
+      ruleCount: rs.ruleCount,
+      tableCount: rs.tables.size,
+      chainCount,
+      family: rs.family,
+      errorCount: errors.length,
+      empty,
+      firstErrors: errors.slice(0, 3).map((d) => formatDiagnostic(rs.file, d)),
+      bytes: text.length,
+      parseMs: performance.now() - t0,
+    };
+  }
+
+  private diff(oldKey: string, newKey: string, node: EngineMethods['diff']['params']['node']): Comparison {
+    const a = this.doc(oldKey).ruleset;
+    const b = this.doc(newKey).ruleset;
+    const structural = [a, b].flatMap((rs) => rs.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(rs.file, d)));
+    if (structural.length) return { ok: false, error: `the dumps have errors; fix them before comparing: ${structural.slice(0, 3).join('; ')}${structural.length > 3 ? ` (and ${structural.length - 3} more)` : ''}` };
+    const t0 = performance.now();
+    const r = diffRulesets(a, b, { node });
+    const ms = performance.now() - t0;
+    return r.ok ? { ok: true, report: r.report, ms } : { ok: false, error: r.error };
+  }
+}
+
+function textOf(source: Exclude<DumpText, { appended: true }>): string {
+  if ('text' in source) return source.text;
+  return new TextDecoder('utf-8').decode(source.bytes);
+}

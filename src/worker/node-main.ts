@@ -1,0 +1,14 @@
+/** The desktop worker (worker_threads): dist/worker.js, started by src/vscode/spawn-node.ts. */
+import { parentPort } from 'node:worker_threads';
+import type { EngineRequest } from '../shared/engine-protocol.ts';
+import { EngineHost } from './engine-host.ts';
+
+const port = parentPort;
+if (port) {
+  // setImmediate runs after pending messages are delivered; setTimeout(0) would add a millisecond a slice.
+  const host = new EngineHost(
+    () => new Promise((r) => setImmediate(r)),
+    () => process.memoryUsage().heapUsed,
+  );
+  port.on('message', (req: EngineRequest) => void host.handle(req).then((r) => port.postMessage(r)));
+}
