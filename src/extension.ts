@@ -19,11 +19,12 @@ import { DiffPanel } from './vscode/diff-panel.ts';
 import { DumpStore } from './vscode/dump-store.ts';
 import { DumpHover } from './vscode/hover-provider.ts';
 import { KubeManifests } from './vscode/kube-manifests.ts';
+import { ManifestDiagnostics } from './vscode/manifest-diagnostics.ts';
 import { ManifestWorkspace } from './vscode/manifest-workspace.ts';
 import { type ManifestHost, ManifestRegistry } from './vscode/manifests.ts';
 import { DumpNavigation } from './vscode/navigation-providers.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
-import { workerSpawner } from './vscode/spawn-node.ts';
+import { stallMonitor, workerSpawner } from './vscode/spawn-node.ts';
 import { DumpStatus } from './vscode/status.ts';
 import { type TraceArgument, TraceController } from './vscode/trace-controller.ts';
 import { TraceSessions } from './vscode/trace-sessions.ts';
@@ -52,6 +53,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   let cached: Settings | null = null;
   const settings = () => (cached ??= currentSettings());
 
+  subs.push(stallMonitor((m) => log.warn(m)));
   const store = new DumpStore(() => settings().limits.maxFileSizeMB * 1048576, workerSpawner(context.extensionUri, (m) => log.info(m)), (m) => log.error(m));
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
@@ -88,7 +90,8 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     log: (message) => log.info(message),
   };
   manifests = new ManifestRegistry(host);
-  const manifestWorkspace = new ManifestWorkspace(settings, (m) => log.info(m));
+  const manifestDiagnostics = new ManifestDiagnostics(() => settings().limits.maxDiagnostics);
+  const manifestWorkspace = new ManifestWorkspace(settings, (m) => log.info(m), (root, files, view) => manifestDiagnostics.publish(root, files, view.model.diagnostics));
   const diffPanel = new DiffPanel(context.extensionUri, {
     trace: (side, change) => void diffs?.traceClass(side, change),
     reveal: (side, line) => void diffs?.revealRule(side, line),
@@ -97,7 +100,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   diffs = new BehaviourDiffs(store, settings, diffPanel, controller, (m) => log.info(m));
   const diffLens = new DiffSummaryLens(diffs);
   const diffStatus = new DiffStatus(diffs);
-  subs.push(store, sessions, decorations, diagnostics, codeLens, status, virtualDumps, panel, manifestWorkspace, manifests, diffPanel, diffs, diffLens, diffStatus);
+  subs.push(store, sessions, decorations, diagnostics, codeLens, status, virtualDumps, panel, manifestDiagnostics, manifestWorkspace, manifests, diffPanel, diffs, diffLens, diffStatus);
   manifests.provide(new KubeManifests(manifestWorkspace));
 
   const selector: vscode.DocumentSelector = { language: LANGUAGE_ID };

@@ -6,6 +6,7 @@
 // code-server on 127.0.0.1 with the .vsix installed → open the workspace in Debian's /usr/bin/chromium
 // through playwright-core → run the checks → stop everything, even on failure or Ctrl-C.
 // Screenshots: test-results/e2e/ (every run; failures as FAIL-*.png) and docs/screenshots/ (README).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,7 +69,13 @@ async function loadChecks(only) {
   return picked;
 }
 
-/** A copy of examples/ with what the checks need: the node address setting and the hostile dump. */
+/** kube-proxy's rules for 10,000 Services × 10 endpoints (bench/generate.ts): 320,008 rules, 45 MB. */
+const BIG_DUMP = 'big/kube-320k.rules';
+
+/**
+ * A copy of examples/ with what the checks need: the node address setting, the hostile dump, the bad
+ * inputs of test/e2e/fixtures/responsive/ and a 320k-rule dump generated for this run.
+ */
 function makeWorkspace(runDir) {
   const ws = path.join(runDir, 'examples');
   fs.cpSync(path.join(REPO, 'examples'), ws, { recursive: true });
@@ -76,6 +83,10 @@ function makeWorkspace(runDir) {
   fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), `${JSON.stringify({ 'packetlens.node.addresses': [NODE_ADDRESS] }, null, 2)}\n`);
   fs.mkdirSync(path.join(ws, 'hostile'), { recursive: true });
   fs.copyFileSync(path.join(CHECKS_DIR, 'fixtures', 'hostile.rules'), path.join(ws, 'hostile', 'hostile.rules'));
+  fs.cpSync(path.join(CHECKS_DIR, 'fixtures', 'responsive'), path.join(ws, 'responsive'), { recursive: true });
+  fs.mkdirSync(path.join(ws, path.dirname(BIG_DUMP)), { recursive: true });
+  const generate = `const { generateKubeProxyDump } = require(${JSON.stringify(path.join(REPO, 'bench', 'generate.ts'))}); require('node:fs').writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP))}, generateKubeProxyDump(10000, 10));`;
+  execFileSync(process.execPath, ['--import', 'tsx', '-e', generate], { cwd: REPO, stdio: 'inherit' });
   return ws;
 }
 
@@ -207,6 +218,8 @@ async function main() {
   const results = [];
   try {
     const workspace = makeWorkspace(runDir);
+    // The extension logs every stall of the extension host's event loop above 50 ms (src/vscode/spawn-node.ts).
+    process.env.PACKETLENS_STALL_LOG = '1';
     const port = await freePort();
     server = await startCodeServer({
       node, entry, folder: workspace, port, vsix,
@@ -264,7 +277,9 @@ async function main() {
     log('workbench ready');
 
     const { Workbench, CheckFailure } = await import(pathToFileURL(path.join(CHECKS_DIR, 'workbench.mjs')).href);
-    const ctx = { sentinel, log, repo: REPO, context, cleanups };
+    /** The extension's output channel log so far (where code-server keeps it), or ''. */
+    const extensionLog = () => readExtensionLog(path.join(runDir, 'code-server'));
+    const ctx = { sentinel, log, repo: REPO, context, cleanups, extensionLog };
     for (const check of checks) {
       if (interrupted) throw new Error('interrupted');
       const start = Date.now();
@@ -327,6 +342,27 @@ async function main() {
   console.log(`${passed} passed, ${failed} failed`);
   if (failed) console.error(`E2E FAILED: ${results.filter((r) => !r.ok).map((r) => r.name).join('; ')}`);
   return failed ? 1 : 0;
+}
+
+/** The text of the extension's output channel log files under `dir` (code-server's run folder). */
+function readExtensionLog(dir) {
+  const stack = [dir];
+  let out = '';
+  while (stack.length) {
+    const d = stack.pop();
+    let entries = [];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (e.name.includes('Packet Lens')) out += fs.readFileSync(p, 'utf8');
+    }
+  }
+  return out;
 }
 
 /** "activated in 12.3 ms" from the extension's output channel log, when code-server kept it. */

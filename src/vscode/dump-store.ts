@@ -38,6 +38,7 @@ interface Waiter {
 }
 
 interface Entry {
+  doc: vscode.TextDocument;
   analysis: Analysis | null;
   worker: EngineWorker | null;
   /** The version being parsed, or null. */
@@ -75,7 +76,8 @@ export class DumpStore implements vscode.Disposable {
     const key = doc.uri.toString();
     let entry = this.entries.get(key);
     if (entry?.analysis && entry.analysis.version === doc.version) return Promise.resolve(entry.analysis);
-    if (!entry) this.entries.set(key, (entry = { analysis: null, worker: null, parsing: null, timer: null, waiters: [] }));
+    if (!entry) this.entries.set(key, (entry = { doc, analysis: null, worker: null, parsing: null, timer: null, waiters: [] }));
+    entry.doc = doc;
     const e = entry;
     const promise = new Promise<Analysis>((resolve, reject) => e.waiters.push({ resolve, reject }));
     if (e.timer === null && e.parsing !== doc.version) e.timer = setTimeout(() => this.parse(doc, e), quietMs(e.analysis));
@@ -102,6 +104,25 @@ export class DumpStore implements vscode.Disposable {
     }
     if (e.timer) clearTimeout(e.timer);
     e.timer = e.waiters.length || e.analysis ? setTimeout(() => this.parse(doc, e), quietMs(e.analysis)) : null;
+  }
+
+  /**
+   * Stops the worker that holds `a` (a request on it ran past its deadline: a hostile file); whatever it
+   * was doing fails with `Cancelled`, and the next request parses the document again in a fresh worker.
+   */
+  abandon(a: Analysis, reason: string): void {
+    if (this.disk?.analysis === a) {
+      this.disk.worker.terminate(reason);
+      this.disk = null;
+      return;
+    }
+    const e = this.entries.get(a.uri.toString());
+    if (!e || e.analysis !== a) return;
+    e.worker?.terminate(reason);
+    e.worker = null;
+    e.analysis = null;
+    e.parsing = null;
+    if (e.waiters.length && !e.timer) e.timer = setTimeout(() => this.parse(e.doc, e), 0);
   }
 
   /** The editor closed: its worker (and the memory of its parse) goes. */

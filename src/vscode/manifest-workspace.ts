@@ -42,6 +42,8 @@ export class ManifestWorkspace implements vscode.Disposable {
   constructor(
     private readonly settings: () => Settings,
     private readonly log: (message: string) => void,
+    /** Each view built: its cluster root, the files read and the view (for the Problems panel). */
+    private readonly built: (root: string, files: readonly string[], view: ClusterView) => void = () => {},
   ) {}
 
   /** Whether the document is YAML holding Kubernetes objects (a text test, cached per version). */
@@ -178,6 +180,7 @@ export class ManifestWorkspace implements vscode.Disposable {
     const view = new ClusterView(cluster.label, files, s.kubeProxy.mode);
     const m = view.model;
     this.log(`manifests of ${cluster.label}: ${files.length} Kubernetes file${files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${m.services.length} Services, ${m.nodes.length} nodes, ${m.pods.length} pods, ${view.mode} mode, read in ${(performance.now() - t0).toFixed(0)} ms`);
+    this.built(cluster.root.toString(), members.map((u) => u.toString()), view);
     if (skipped) void vscode.window.showWarningMessage(`Packet Lens: ${cluster.label} has more than ${s.limits.maxManifestFiles} YAML files; only the first ${s.limits.maxManifestFiles} are read (packetlens.limits.maxManifestFiles).`);
     return view;
   }

@@ -45,3 +45,21 @@ export function workerSpawner(_extensionUri: unknown, log: (m: string) => void, 
       log,
     );
 }
+
+/**
+ * With PACKETLENS_STALL_LOG=1 in the environment (the e2e sets it), every stall of the extension host's
+ * event loop above `thresholdMs` is logged as `event loop stalled N ms` — the e2e reads it back to show
+ * the host stayed responsive. Off by default: a 10 ms ticker is not free.
+ */
+export function stallMonitor(log: (m: string) => void, thresholdMs = 50): { dispose(): void } {
+  if (!process.env['PACKETLENS_STALL_LOG']) return { dispose() {} };
+  log(`event loop monitor on: stalls above ${thresholdMs} ms are logged`);
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const stall = now - last - 10;
+    if (stall > thresholdMs) log(`event loop stalled ${stall.toFixed(0)} ms`);
+    last = now;
+  }, 10);
+  return { dispose: () => clearInterval(timer) };
+}

@@ -36,3 +36,8 @@ export function workerSpawner(extensionUri: { toString(skipEncoding?: boolean): 
       log,
     );
 }
+
+/** The browser has no environment to turn the stall log on with: nothing to do (see spawn-node.ts). */
+export function stallMonitor(_log: (m: string) => void, _thresholdMs = 50): { dispose(): void } {
+  return { dispose() {} };
+}

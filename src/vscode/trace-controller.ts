@@ -20,6 +20,9 @@ import { askPacket, dumpPacketSource } from './packet-input.ts';
 import type { TraceSessions } from './trace-sessions.ts';
 import { isCancelled } from '../worker/client.ts';
 
+/** How long a trace may run in the engine worker before it is stopped. */
+const TRACE_DEADLINE_MS = 10_000;
+
 /** What the command may be given: a file (explorer, editor title), or a dump and a chain (CodeLens). */
 export type TraceArgument = vscode.Uri | { readonly uri?: string; readonly packet?: string; readonly table?: string; readonly chain?: string } | undefined;
 
@@ -103,11 +106,22 @@ export class TraceController {
     const settings = this.settings();
     for (const p of settings.problems) void vscode.window.showWarningMessage(`Packet Lens settings: ${p}`);
     let r: EditorTrace;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
     try {
-      r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Packet Lens: tracing ${packet}` }, () => a.ask('trace', { packet, node: settings.node }));
+      const asked = a.ask('trace', { packet, node: settings.node });
+      // A trace the engine does not finish in time (a hostile dump) stops its worker: the editor answers.
+      timer = setTimeout(() => {
+        timedOut = true;
+        this.store.abandon(a, 'the trace ran past its deadline');
+      }, TRACE_DEADLINE_MS);
+      r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Packet Lens: tracing ${packet}` }, () => asked);
     } catch (e) {
-      if (isCancelled(e)) return false;
-      r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
+      if (timedOut) r = { ok: false, error: `the trace of ${packet} through ${fileName(a.uri)} did not finish within ${TRACE_DEADLINE_MS / 1000} s and was stopped. Run "packetlens check" on the file: a jump loop or many random branches can make the paths explode.` };
+      else if (isCancelled(e)) return false;
+      else r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
+    } finally {
+      clearTimeout(timer);
     }
     if (!r.ok) {
       void vscode.window.showErrorMessage(`Packet Lens: ${r.error}`);

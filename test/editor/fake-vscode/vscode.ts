@@ -35,6 +35,7 @@ export class Uri {
   ) {}
   static parse(s: string): Uri {
     const i = s.indexOf(':');
+    if (i <= 0) throw new Error(`not a URI: ${s}`);
     return new Uri(s.slice(0, i), s.slice(i + 1).replace(/^\/\//, ''));
   }
   static file(p: string): Uri {
@@ -163,5 +164,56 @@ export const workspace = {
     readFile(): Promise<never> {
       return Promise.reject(new Error('no file system in the fake'));
     },
+  },
+};
+
+export enum DiagnosticSeverity {
+  Error = 0,
+  Warning = 1,
+  Information = 2,
+  Hint = 3,
+}
+
+export enum DiagnosticTag {
+  Unnecessary = 1,
+}
+
+export class Diagnostic {
+  source?: string;
+  code?: string;
+  tags?: DiagnosticTag[];
+  constructor(
+    readonly range: Range,
+    readonly message: string,
+    readonly severity: DiagnosticSeverity,
+  ) {}
+}
+
+/** A diagnostic collection that keeps what was set, by URI string. */
+export class FakeDiagnosticCollection {
+  readonly entries = new Map<string, Diagnostic[]>();
+  constructor(readonly name: string) {}
+  set(uri: Uri, diagnostics: Diagnostic[]): void {
+    if (diagnostics.length) this.entries.set(uri.toString(), diagnostics);
+    else this.entries.delete(uri.toString());
+  }
+  delete(uri: Uri): void {
+    this.entries.delete(uri.toString());
+  }
+  clear(): void {
+    this.entries.clear();
+  }
+  dispose(): void {
+    this.entries.clear();
+  }
+}
+
+export const collections: FakeDiagnosticCollection[] = [];
+
+export const languages = {
+  createDiagnosticCollection(name: string): FakeDiagnosticCollection {
+    const c = new FakeDiagnosticCollection(name);
+    collections.push(c);
+    return c;
   },
 };
