@@ -129,7 +129,14 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
   root.replaceChildren();
   const header = el('header', 'title');
   header.append(el('h1', null, `Packet flow · ${model.title}`), el('p', 'packet', `${model.packet} — ${model.from === 'outside' ? 'arrives from outside' : 'sent by the node'}`));
-  root.append(header, form);
+  root.append(header);
+  if (model.fileErrors) {
+    // Above the outcomes: they describe a file the kernel would not load.
+    const banner = el('p', 'file-errors', `⚠ ${model.fileErrors}`);
+    banner.setAttribute('role', 'alert');
+    root.append(banner);
+  }
+  root.append(form);
   if (model.route.length) root.append(routeStrip(model.route));
   root.append(hookStrip(model.hooks));
   const outcomes = el('section', 'outcomes');

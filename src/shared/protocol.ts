@@ -90,6 +90,8 @@ export interface DiagramModel {
   readonly omitted: number;
   /** client → node of an end-to-end trace from manifests; empty for a trace through a dump. */
   readonly route: readonly RouteHop[];
+  /** `this file has N errors; the kernel would refuse it; results assume …`, shown above everything else. */
+  readonly fileErrors?: string;
 }
 
 /** One fate of a packet class in a behaviour comparison: `50%  forwarded, DNAT 10.10.1.11:80, masqueraded to …`. */

@@ -93,6 +93,9 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     const out: vscode.CodeLens[] = [];
     const session = this.sessions.get(doc.uri);
     if (session && session.version === a.version) {
+      // First, above the file: the trace describes a file the kernel would refuse.
+      const errors = session.trace.fileErrors;
+      if (errors) out.push(new vscode.CodeLens(lineStart(0), { title: `$(warning) ${errors.message}`, tooltip: errors.message, command: COMMANDS.showFlowDiagram, arguments: [doc.uri] }));
       const n = session.trace.outcomes.length;
       for (const v of session.verdicts.values()) {
         const title = lensTitle(v, n);

@@ -10,7 +10,8 @@ import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fie
 import { checkPacketText, pushHistory } from '../editor/packet-suggest.ts';
 import { type EditorTrace, traceSummary } from '../editor/run-trace.ts';
 import type { Settings } from '../editor/settings.ts';
-import type { PacketFields } from '../shared/protocol.ts';
+import type { Trace } from '../engine/api.ts';
+import type { DiagramModel, PacketFields } from '../shared/protocol.ts';
 import { HISTORY_KEY } from './commands.ts';
 import { lineStart } from './convert.ts';
 import type { DiagramPanel } from './diagram-panel.ts';
@@ -129,7 +130,7 @@ export class TraceController {
       return false;
     }
     if (openDiagram || settings.openDiagram || this.panel?.visibleFor) {
-      const model = traceDiagram(r.trace, fileName(a.uri), packet, fieldsFromText(packet) ?? EMPTY_FIELDS);
+      const model = diagramOf(r.trace, fileName(a.uri), packet);
       this.panel?.show(model, a.uri, focusDiagram, 'dump');
     }
     // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
@@ -165,8 +166,7 @@ export class TraceController {
       void vscode.window.showInformationMessage('No trace to draw: run "Packet Lens: Trace Packet…" first.');
       return;
     }
-    const model = traceDiagram(s.trace, fileName(s.uri), s.packet, fieldsFromText(s.packet) ?? EMPTY_FIELDS);
-    this.panel?.show(model, s.uri, true, 'dump');
+    this.panel?.show(diagramOf(s.trace, fileName(s.uri), s.packet), s.uri, true, 'dump');
   }
 
   /** A dump was parsed again after an edit: re-run its packet so CodeLens and highlights follow. */
@@ -196,4 +196,10 @@ export class TraceController {
     }
     return loaded.analysis;
   }
+}
+
+/** The flow diagram of a trace, headed by what the engine says about the file's errors, if it has any. */
+function diagramOf(trace: Trace, file: string, packet: string): DiagramModel {
+  const model = traceDiagram(trace, file, packet, fieldsFromText(packet) ?? EMPTY_FIELDS);
+  return trace.fileErrors ? { ...model, fileErrors: trace.fileErrors.message } : model;
 }

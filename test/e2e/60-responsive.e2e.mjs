@@ -112,6 +112,24 @@ export const checks = [
       const endedMs = Date.now() - t0;
       ctx.log(`goto loop: another dump's hover answered ${hoverMs} ms after the trace started; the trace ended after ${endedMs} ms with: ${clip(outcome, 200)}`);
       expect(endedMs < 30_000, `the trace took ${endedMs} ms`);
+      if (outcome === 'the flow diagram') {
+        // The file has an error the kernel refuses it for (the loop): the diagram and the dump's first
+        // CodeLens say so before anything else.
+        const frame = await wb.webviewFrame('#flow', { timeout: 30_000 });
+        const banner = frame.locator('.file-errors').first();
+        await banner.waitFor({ timeout: 15_000 }).catch(() => {});
+        const text = (await banner.count()) ? await banner.innerText() : '';
+        expect(/this file has 1 error; the kernel would refuse it/.test(text), `the diagram does not start with the file's errors: ${clip(text || (await frame.locator('body').innerText()))}`);
+        await wb.focusEditor(LOOP);
+        const lens = wb.editorFor(LOOP).locator('.codelens-decoration', { hasText: spaced('this file has 1 error') }).first();
+        try {
+          await lens.waitFor({ timeout: 15_000 });
+        } catch {
+          const seen = await wb.editorFor(LOOP).locator('.codelens-decoration').allInnerTexts();
+          throw new CheckFailure(`no CodeLens says the file has 1 error (CodeLens: ${clip(seen.join(' | ')) || 'none'})`);
+        }
+        await wb.shot('goto-loop-file-errors');
+      }
       await wb.closeAllEditors();
     },
   },
