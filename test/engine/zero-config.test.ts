@@ -130,6 +130,13 @@ describe('zero-config: node addresses the files imply are used and labelled', ()
     assert.ok(!np.unknown);
   });
 
+  it('KUBE-SEP hairpin sources of default/kubernetes name a node of the cluster: a written one is flagged, with its line', () => {
+    const t = trace(RULES, { protocol: 'tcp', src: '172.18.0.2', dst: '10.200.1.230', dport: 80 });
+    assert.ok(t.warnings.some((w) => w.startsWith('the source 172.18.0.2 is a node of this cluster') && w.includes('test.rules:85')), t.warnings.join('\n'));
+    const configured = trace(RULES, { protocol: 'tcp', src: '172.18.0.2', dst: '10.200.1.230', dport: 80 }, { node: { addresses: ['172.18.0.4'] } });
+    assert.ok(!configured.warnings.some((w) => w.includes('is a node of this cluster')));
+  });
+
   it('SNAT --to-source on an interface: that address is the interface\'s, labelled as inferred', () => {
     const rules = ['*nat', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]', '-A POSTROUTING -s 10.0.0.0/8 -o eth0 -j SNAT --to-source 203.0.113.5', 'COMMIT', ''].join('\n');
     const t = trace(rules, { protocol: 'udp', src: '198.51.100.1', dst: '203.0.113.5', dport: 53 });

@@ -89,8 +89,49 @@ function rulesMention(rs: Ruleset, word: string): boolean {
   return false;
 }
 
-/** The node addresses a ruleset (and its ipsets) implies, most certain first. */
+const cache = new WeakMap<Ruleset, Map<IpsetStore | null, InferredAddress[]>>();
+
+/** The node addresses a ruleset (and its ipsets) implies, most certain first; computed once per ruleset. */
 export function inferNodeAddresses(rs: Ruleset, ipsets: IpsetStore | null = null): InferredAddress[] {
+  let perRs = cache.get(rs);
+  if (!perRs) {
+    perRs = new Map();
+    cache.set(rs, perRs);
+  }
+  let hit = perRs.get(ipsets);
+  if (!hit) {
+    hit = infer(rs, ipsets);
+    perRs.set(ipsets, hit);
+  }
+  return hit;
+}
+
+/**
+ * Addresses of the cluster's nodes that a kube-proxy dump names without saying whether they are this
+ * node: the endpoints of `default/kubernetes` (the API servers, host-network on control-plane nodes), in
+ * their KUBE-SEP chains' `-s <endpoint>/32 -j KUBE-MARK-MASQ` hairpin rules. Computed once per ruleset.
+ */
+export function clusterNodeHints(rs: Ruleset): ReadonlyMap<string, string> {
+  let hit = hintCache.get(rs);
+  if (hit) return hit;
+  hit = new Map<string, string>();
+  for (const [name, chain] of rs.tables.get('nat')?.chains ?? []) {
+    if (!name.startsWith('KUBE-SEP-')) continue;
+    for (const rule of chain.rules) {
+      if (!rule.raw.includes('default/kubernetes:https') || !rule.raw.includes('KUBE-MARK-MASQ')) continue;
+      const src = rule.ip.src;
+      if (!src || src.negated || src.value.prefix !== (src.value.v === 4 ? 32 : 128)) continue;
+      const addr = formatAddr(src.value.v === 4 ? { v: 4, n: src.value.n } : { v: 6, n: src.value.n });
+      hit.set(addr, where(rs, rule));
+    }
+  }
+  hintCache.set(rs, hit);
+  return hit;
+}
+
+const hintCache = new WeakMap<Ruleset, Map<string, string>>();
+
+function infer(rs: Ruleset, ipsets: IpsetStore | null): InferredAddress[] {
   const nat = rs.tables.get('nat')?.chains;
   const out: InferredAddress[] = [];
   if (nat) {

@@ -9,7 +9,7 @@ import { type Rational, add, format as formatRational, rational, toNumber } from
 import type { EvalEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
 import { type NodeConfig, NodeModel } from './node.ts';
-import { inferNodeAddresses, nodePortHint } from './node-inference.ts';
+import { clusterNodeHints, inferNodeAddresses, nodePortHint } from './node-inference.ts';
 import { isLoopback, parseAddr } from '../net/addr.ts';
 import { type PacketInput, buildPacket } from './packet-spec.ts';
 import { type Ending, type ShowAddr, toOutcome, traceArriving, traceLocal, viewPacket } from './pipeline.ts';
@@ -190,7 +190,7 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
     built.from === 'local' ? traceLocal(rs, built.pkt, env, opts) : traceArriving(rs, built.pkt, input.in ?? node.uplink, env, opts);
   const merged = capOutcomes(mergeEndings(endings, show, endings.length > 1 ? liveOf() : ALL_LIVE), options.maxOutcomes ?? 256, limits);
   const outcomes = [...merged, ...remainderOutcomes(limits, start)];
-  const warnings = [...node.problems, ...nodeWarnings(node, built.pkt.family)];
+  const warnings = [...node.problems, ...nodeWarnings(node, built.pkt.family), ...apiServerHints(rs, node, input)];
   const notEvaluated = [...rs.tables.values()].filter((t) => t.family === 'arp' || t.family === 'bridge' || t.family === 'netdev');
   if (notEvaluated.length) warnings.push(`not evaluated: ${notEvaluated.map((t) => `table ${t.family} ${t.name}`).join(', ')} (packetlens traces the ip, ip6 and inet families)`);
   return {
@@ -210,6 +210,18 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
       },
     },
   };
+}
+
+/** A written address the dump names as the API server's node: it may be this node, which nobody said. */
+function apiServerHints(rs: Ruleset, node: NodeModel, input: PacketInput): string[] {
+  const out: string[] = [];
+  for (const [role, text] of [['source', input.src], ['destination', input.dst]] as const) {
+    const a = text ? parseAddr(text) : null;
+    if (!a || !node.isSymbolic(a.v) || node.isLocal(a)) continue;
+    const line = clusterNodeHints(rs).get(text!);
+    if (line) out.push(`the ${role} ${text} is a node of this cluster (an API server endpoint of default/kubernetes, ${line}); it was taken as another node — if it is this one, pass --node-ip ${text}`);
+  }
+  return out;
 }
 
 /** What the trace assumed about the node: the symbolic address, or addresses read off the files. */
