@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { generateKubeProxyDump } from './generate.ts';
 import { runDiffBench } from './diff-bench.ts';
 import { runSynthBench } from './synth-bench.ts';
+import { runNftBench } from './nft-bench.ts';
 
 const outDir = join('bench', 'out');
 mkdirSync(outDir, { recursive: true });
@@ -55,6 +56,7 @@ const [small, big] = rows;
 console.log(`\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`);
 console.log(JSON.stringify(rows));
 // Then: two 320k-rule dumps compared with `packetlens diff`'s engine (bench/diff-bench.ts), and the
-// synthesis of 10k Services from manifests (bench/synth-bench.ts).
-void runDiffBench().then(runSynthBench);
+// synthesis of 10k Services from manifests (bench/synth-bench.ts), and the nftables parsers on a
+// kube-proxy nftables-mode ruleset beside `nft -c -f` (bench/nft-bench.ts).
+void runDiffBench().then(runSynthBench).then(() => runNftBench());
 }

@@ -1,8 +1,8 @@
 /**
  * The typed AST of an nftables ruleset: what the three nftables front ends produce and the lowering
- * (lower*.ts) reads. `nft list ruleset` text (parse-text.ts), `nft -j list ruleset` JSON (parse-json.ts)
- * and `nft -f` scripts (parse-script.ts) all give this same shape, so a ruleset read in any form lowers
- * the same way.
+ * (lower*.ts) reads. `nft list ruleset` text and `nft -f` scripts (parse-script.ts, one grammar) and
+ * `nft -j list ruleset` JSON (parse-json.ts) all give this same shape, so a ruleset read in any form
+ * lowers the same way.
  *
  * The shape follows libnftables' JSON schema (doc/libnftables-json.adoc in the nftables repository):
  * a rule is a list of statements, a `match` is `{op, left, right}`, a payload is `{protocol, field}`, meta

@@ -1,0 +1,69 @@
+/**
+ * `npm run bench` part 4: parsing a kube-proxy nftables-mode ruleset of 10k Services × 10 endpoints
+ * (bench/nft-generate.ts, the knftables transaction kube-proxy writes), side by side with `nft -c -f` on the
+ * same file. `nft -c` runs only when nft is installed and we are root, inside a network namespace created
+ * for it and deleted afterwards. With NFT_BENCH_LISTINGS=1 the script is also loaded into that namespace
+ * and listed as text and JSON (`nft list ruleset`, `nft -j list ruleset`), and those forms are parsed too.
+ * Standalone: `node --import tsx bench/nft-bench.ts [services]`.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { build } from 'esbuild';
+import { generateKubeProxyNft } from './nft-generate.ts';
+
+function run(cmd: string, args: string[], out?: string): { ok: boolean; ms: number; err: string } {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const ms = performance.now() - t0;
+  if (out && r.status === 0) writeFileSync(out, r.stdout);
+  return { ok: r.status === 0, ms, err: (r.stderr ?? '').slice(0, 300) || String(r.error ?? '') };
+}
+
+function nftAvailable(): boolean {
+  return process.getuid?.() === 0 && spawnSync('nft', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+export async function runNftBench(services = 10000, endpoints = 10): Promise<void> {
+  const outDir = join('bench', 'out');
+  mkdirSync(outDir, { recursive: true });
+  const bundle = join(outDir, 'nft-measure.cjs');
+  await build({ entryPoints: ['bench/nft-measure.ts'], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  const script = join(outDir, `kube-nft-${services}x${endpoints}.nft`);
+  writeFileSync(script, generateKubeProxyNft(services, endpoints));
+  const files = [script];
+  let nftCheck = 'n/a (needs nft and root)';
+  if (nftAvailable()) {
+    const ns = `plbench${process.pid}`;
+    if (run('ip', ['netns', 'add', ns]).ok) {
+      try {
+        const c = run('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', script]);
+        nftCheck = c.ok ? `${c.ms.toFixed(0)} ms` : `failed: ${c.err}`;
+        if (process.env.NFT_BENCH_LISTINGS === '1' && run('ip', ['netns', 'exec', ns, 'nft', '-f', script]).ok) {
+          const text = join(outDir, `kube-nft-${services}x${endpoints}.list.nft`);
+          const json = join(outDir, `kube-nft-${services}x${endpoints}.json`);
+          if (run('ip', ['netns', 'exec', ns, 'nft', 'list', 'ruleset'], text).ok) files.push(text);
+          if (run('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset'], json).ok) files.push(json);
+        }
+      } finally {
+        run('ip', ['netns', 'del', ns]);
+      }
+    }
+  }
+  console.log(`\npacketlens nft bench (kube-proxy nftables mode, ${services} ClusterIP Services × ${endpoints} endpoints)\n`);
+  console.log(`nft -c -f on the script: ${nftCheck}`);
+  for (const f of files) {
+    const r = spawnSync(process.execPath, [bundle, f], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) {
+      console.error(r.stderr);
+      process.exitCode = 1;
+      continue;
+    }
+    const row = JSON.parse(r.stdout.trim().split('\n').pop() as string) as Record<string, number | string>;
+    console.log(`${row.format}: ${row.megabytes} MB, ${row.chains} chains, ${row.rules} rules, ${row.setElements} set elements, ${row.diagnostics} diagnostics; parse median ${row.parseMedianMs} ms (first ${row.firstParseMs} ms), peak RSS ${row.peakRssMB} MB`);
+    console.log(JSON.stringify(row));
+  }
+}
+
+if (process.argv[1]?.endsWith('nft-bench.ts')) void runNftBench(Number(process.argv[2] ?? 10000));
