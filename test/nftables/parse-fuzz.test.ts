@@ -87,7 +87,7 @@ describe('nftables front ends do bounded work on hostile input', () => {
     lines.push('table ip t {\n\tchain c {\n\t\ttcp dport $a39 accept\n\t}\n}');
     const t0 = performance.now();
     const r = parseNftScript(lines.join('\n'));
-    assert.ok(performance.now() - t0 < 10_000);
+    assert.ok(performance.now() - t0 < 20_000);
     assert.ok(r.diagnostics.some((d) => d.code === 'input-too-large'));
   });
 

@@ -7,7 +7,7 @@
 import type { Diagnostic, DiagnosticCode, Range, Severity } from '../diagnostics.ts';
 import { Lexer, tokRange, type Tok } from './parse-tokenizer.ts';
 
-const MAX_EXPANDED = 2_000_000;
+const MAX_EXPANDED = 1_000_000;
 const MAX_DIAGNOSTICS = 1000;
 
 export interface Define {
