@@ -25,10 +25,22 @@ interface Io {
   err(line: string): void;
 }
 
+/** Problems printed before the rest are summed up in one line (a 100k-Service list must not flood the terminal). */
+const MAX_PRINTED_DIAGNOSTICS = 50;
+
 export function loadModel(paths: readonly string[], io: Io): ClusterModel {
-  const set = readManifests(readManifestFiles(paths));
+  const files = readManifestFiles(paths);
+  const set = readManifests(files);
+  // Files with no Kubernetes object at all (Helm values, docker-compose, any YAML) are not a cluster:
+  // answering for an empty cluster would look like an answer.
+  if (set.objects.length === 0 && !files.some((f) => /^\s*kind:\s*\S/m.test(f.text) && /^\s*apiVersion:\s*\S/m.test(f.text))) {
+    for (const d of set.diagnostics.slice(0, MAX_PRINTED_DIAGNOSTICS)) io.err(formatDiagnostic(d.file, d));
+    throw new UsageError(`${files.map((f) => f.file).join(', ')}: no Kubernetes objects here (a manifest has apiVersion: and kind: at the top of each document; this looks like other YAML, e.g. Helm values or a docker-compose file)`);
+  }
   const model = buildClusterModel(set);
-  for (const d of model.diagnostics) io.err(formatDiagnostic(d.file, d));
+  const shown = model.diagnostics.slice(0, MAX_PRINTED_DIAGNOSTICS);
+  for (const d of shown) io.err(formatDiagnostic(d.file, d));
+  if (model.diagnostics.length > shown.length) io.err(`… ${model.diagnostics.length - shown.length} more problems in the manifests (${model.diagnostics.length} in all)`);
   return model;
 }
 

@@ -85,7 +85,9 @@ function check(argv: string[], io: Io): number {
   const file = positionals[0];
   if (!file || positionals.length > 1) throw new UsageError('check takes one rules file');
   // The format is recognised by content: iptables-save, or nftables text, JSON or script (parse-ruleset.ts).
-  const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file });
+  // iptables rules are compiled one at a time and forgotten again, so a 100 MB dump is checked in bounded memory.
+  const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
+  if (format === 'iptables-save') validateRules(rs, { release: true });
   for (const line of formatDiagnostics(file, diagnostics)) io.out(line);
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
   const warnings = diagnostics.filter((d) => d.severity === 'warning').length;
@@ -158,7 +160,7 @@ function trace(argv: string[], io: Io): number {
   if (!file) throw new UsageError('trace needs a rules file');
   const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
   // Rule options are checked too when that is cheap, so "this file has N errors" counts every one.
-  if (format === 'iptables-save' && rs.ruleCount <= FULL_CHECK_MAX_RULES) validateRules(rs);
+  if (format === 'iptables-save' && rs.ruleCount <= FULL_CHECK_MAX_RULES) validateRules(rs, { release: true });
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (rs.tables.size === 0 && errors.length) {
     for (const line of formatDiagnostics(file, errors)) io.err(line);

@@ -109,7 +109,10 @@ export function clip(text: string, max = 200): string {
   return `${text.slice(0, head)}…[${text.length - head - tail} characters]…${tail ? text.slice(text.length - tail) : ''}`;
 }
 
-/** A message with every unbroken run of text longer than 200 characters clipped (a scan: no regex, no recursion). */
+/**
+ * A message with every unbroken run of text longer than 200 characters clipped, and at most 1000 characters
+ * in all (a scan: no regex, no recursion).
+ */
 export function clipWords(message: string): string {
   if (message.length <= 200) return message;
   let out = '';
@@ -121,7 +124,7 @@ export function clipWords(message: string): string {
     out += j - i > 200 ? clip(message.slice(i, j)) : message.slice(i, j);
     i = j;
     while (i < n && message.charCodeAt(i) <= 32) out += message[i++];
-    if (out.length > 4000) return `${out}… [message cut at 4000 characters]`;
+    if (out.length > 4000) break;
   }
-  return out;
+  return out.length > 1000 ? clip(out, 1000) : out;
 }

@@ -115,4 +115,22 @@ describe('bad inputs in the CLI', () => {
     for (const l of r.out) assert.ok(!l.includes('1'.repeat(201)) && !l.includes('x'.repeat(201)), l);
     assert.match(r.text, /…\[\d+ characters\]…/);
   });
+
+  it('a manifest that is not Kubernetes is refused with what it looks like', () => {
+    const r = timedCli('trace', '--manifests', file('compose.yaml', 'services:\n  web:\n    image: nginx\n    ports:\n      - "80:80"\n'), '--packet', 'tcp 10.0.0.1:1000 -> 10.96.0.10:80');
+    assert.equal(r.code, 2);
+    assert.match(r.err.at(-1)!, /compose\.yaml: no Kubernetes objects here \(a manifest has apiVersion: and kind: at the top of each document; this looks like other YAML, e.g\. Helm values or a docker-compose file\)/);
+  });
+
+  it('YAML alias bombs and long Service lists end within seconds, with a message', () => {
+    // 50,000 aliases of one Service: each expands to a whole object (the kube reader's tests cover nested bombs).
+    const text = `apiVersion: v1\nkind: List\ndefs:\n  s: &s {apiVersion: v1, kind: Service, metadata: {name: a}, spec: {ports: [{port: 80}]}}\nitems: [${Array(50_000).fill('*s').join(', ')}]\n`;
+    const r = timedCli('synth', file('bomb.yaml', text));
+    assert.ok(r.ms < 10_000, `${r.ms} ms`);
+    assert.match(r.text, /bomb\.yaml:1:1: error: .*bomb\.yaml: this document expands aliases beyond 100000 nodes \(an alias bomb\?\); the rest of it was not read/);
+    const items = Array.from({ length: 3000 }, (_, i) => `- {apiVersion: v1, kind: Service, metadata: {name: s${i}}, spec: {ports: [{port: 80}]}}`);
+    const big = timedCli('synth', file('list.yaml', `apiVersion: v1\nkind: List\nitems:\n${items.join('\n')}\n`));
+    assert.ok(big.ms < 20_000, `${big.ms} ms`);
+    assert.ok(big.err.length <= 51, `${big.err.length} lines on stderr`);
+  });
 });

@@ -91,7 +91,7 @@ function findLoops(table: Table, diagnostics: Diagnostic[]): void {
         diagnostics.push({
           code: 'jump-loop',
           severity: 'error',
-          message: `jump loop ${cycle}: the kernel refuses to load this table (ELOOP)`,
+          message: `jump loop ${cycle}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`,
           range: { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } },
         });
       } else if (s === undefined) {
@@ -115,12 +115,19 @@ export function isValidated(rs: Ruleset): boolean {
  * Compiles every rule and adds the diagnostics of their options (bad addresses, unknown options, …) to the
  * ruleset's list, sorted by position. Idempotent.
  */
-export function validateRules(rs: Ruleset): void {
+export function validateRules(rs: Ruleset, options: { readonly release?: boolean } = {}): void {
   if (validated.has(rs)) return;
   validated.add(rs);
   for (const t of rs.tables.values()) {
     for (const c of t.chains.values()) {
-      for (const r of c.rules) if (r instanceof IptRule) for (const d of r.diagnostics()) rs.diagnostics.push(d);
+      for (const r of c.rules) {
+        if (!(r instanceof IptRule)) continue;
+        // `release`: rules compiled only for this check are forgotten again, so checking a 100 MB dump
+        // holds its diagnostics, not 700k compiled rules.
+        const was = r.isCompiled();
+        for (const d of r.diagnostics()) rs.diagnostics.push(d);
+        if (options.release && !was) r.release();
+      }
     }
   }
   rs.diagnostics.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);

@@ -90,6 +90,11 @@ export class IptRule implements Rule {
     return this.compiled !== null;
   }
 
+  /** Forgets the compiled form (it is rebuilt on demand): a whole-file check keeps only the diagnostics. */
+  release(): void {
+    this.compiled = null;
+  }
+
   private compile(): Compiled {
     if (this.compiled) return this.compiled;
     const outer = sink;

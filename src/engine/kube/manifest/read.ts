@@ -5,7 +5,7 @@
  * errors and alias bombs are diagnostics too. Never throws.
  */
 import { LineCounter, parseAllDocuments } from 'yaml';
-import type { DiagnosticCode, FileDiagnostic, Severity } from '../../diagnostics.ts';
+import { type DiagnosticCode, type FileDiagnostic, type Severity, clipWords } from '../../diagnostics.ts';
 import type { Loc } from './yaml-node.ts';
 import { Y, YamlContext } from './yaml-node.ts';
 import type {
@@ -40,7 +40,7 @@ class Reader {
   readonly diagnostics: FileDiagnostic[] = [];
 
   report(loc: Loc, code: DiagnosticCode, message: string, severity: Severity = 'error'): void {
-    this.diagnostics.push({ file: loc.file, code, severity, message, range: loc.range });
+    this.diagnostics.push({ file: loc.file, code, severity, message: clipWords(message), range: loc.range });
   }
 
   readText(text: string, file: string): void {
@@ -49,14 +49,14 @@ class Reader {
     try {
       docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, strict: false });
     } catch (e) {
-      this.diagnostics.push({ file, code: 'yaml-syntax', severity: 'error', message: `${file}: cannot read YAML: ${(e as Error).message}`, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } });
+      this.diagnostics.push({ file, code: 'yaml-syntax', severity: 'error', message: clipWords(`${file}: cannot read YAML: ${(e as Error).message}`), range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } });
       return;
     }
     const list = Array.isArray(docs) ? docs : [];
     for (const doc of list) {
       const ctx = new YamlContext(file, lines, doc);
       for (const err of doc.errors) {
-        this.diagnostics.push({ file, code: 'yaml-syntax', severity: 'error', message: `YAML: ${err.message.split('\n')[0]}`, range: ctx.range(err.pos[0], err.pos[1]) });
+        this.diagnostics.push({ file, code: 'yaml-syntax', severity: 'error', message: clipWords(`YAML: ${err.message.split('\n')[0]}`), range: ctx.range(err.pos[0], err.pos[1]) });
       }
       if (doc.errors.length) continue;
       const root = new Y((doc.contents as never) ?? null, ctx, '');

@@ -4,7 +4,7 @@
  * LoadBalancer IPs and endpoints — given, or predicted the way the controllers would (endpoint controller
  * for selectors and named ports, MetalLB's allocator for LoadBalancer IPs).
  */
-import type { FileDiagnostic } from '../../diagnostics.ts';
+import { type FileDiagnostic, clipWords } from '../../diagnostics.ts';
 import { formatAddr, parseAddr } from '../../net/addr.ts';
 import type { ManifestSet } from '../manifest/read.ts';
 import type {
@@ -75,7 +75,7 @@ class Builder {
   }
 
   warn(loc: Loc, code: FileDiagnostic['code'], message: string, severity: FileDiagnostic['severity'] = 'warning'): void {
-    this.diagnostics.push({ file: loc.file, code, severity, message, range: loc.range });
+    this.diagnostics.push({ file: loc.file, code, severity, message: clipWords(message), range: loc.range });
   }
 
   build(): ClusterModel {
