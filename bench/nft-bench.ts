@@ -43,8 +43,11 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
         if (process.env.NFT_BENCH_LISTINGS === '1' && run('ip', ['netns', 'exec', ns, 'nft', '-f', script]).ok) {
           const text = join(outDir, `kube-nft-${services}x${endpoints}.list.nft`);
           const json = join(outDir, `kube-nft-${services}x${endpoints}.json`);
-          if (run('ip', ['netns', 'exec', ns, 'nft', 'list', 'ruleset'], text).ok) files.push(text);
-          if (run('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset'], json).ok) files.push(json);
+          for (const [out, args] of [[text, ['list', 'ruleset']], [json, ['-j', 'list', 'ruleset']]] as const) {
+            const l = run('ip', ['netns', 'exec', ns, 'nft', ...args], out);
+            if (l.ok) files.push(out);
+            else console.log(`nft ${args.join(' ')} failed: ${l.err}`);
+          }
         }
       } finally {
         run('ip', ['netns', 'del', ns]);

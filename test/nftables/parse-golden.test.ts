@@ -10,7 +10,7 @@ import { detectRulesetFormat } from '../../src/engine/nftables/parse-detect.ts';
 import { readFixture } from '../helpers/fixtures.ts';
 import { normalize } from './nft-normalize.ts';
 
-const NAMES = ['kube-proxy', 'host-firewall', 'nat-router', 'blocklist', 'ip6'];
+const NAMES = ['kube-proxy', 'kube-proxy-generated', 'host-firewall', 'nat-router', 'blocklist', 'ip6'];
 
 function clean(r: NftParseResult, what: string): NftParseResult {
   const errors = r.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.range.start.line + 1}:${d.range.start.character + 1} ${d.code}: ${d.message}`);
@@ -59,11 +59,13 @@ describe('nftables golden listings from nft 1.0.6', () => {
     });
   }
 
-  it('kube-proxy: the knftables transaction (add/flush/delete commands) gives the AST nft lists after loading it', () => {
-    // nft itself changes a few things when it loads a script: it sets a dynamic set's size (65535).
-    const script = clean(parseNftScript(readFixture('nftables', 'kube-proxy.nft')), 'kube-proxy.nft');
-    const list = parseNftText(readFixture('nftables', 'golden', 'kube-proxy.list.nft'));
-    const dropSize = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'size' ? undefined : v))) as unknown;
-    assert.deepEqual(dropSize(normalize(script.ruleset, { counters: true })), dropSize(normalize(list.ruleset, { counters: true })));
-  });
+  for (const name of ['kube-proxy', 'kube-proxy-generated']) {
+    it(`${name}: the knftables transaction (add/flush/delete commands) gives the AST nft lists after loading it`, () => {
+      // nft itself changes a few things when it loads a script: it sets a dynamic set's size (65535).
+      const script = clean(parseNftScript(readFixture('nftables', `${name}.nft`)), `${name}.nft`);
+      const list = parseNftText(readFixture('nftables', 'golden', `${name}.list.nft`));
+      const dropSize = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'size' ? undefined : v))) as unknown;
+      assert.deepEqual(dropSize(normalize(script.ruleset, { counters: true })), dropSize(normalize(list.ruleset, { counters: true })));
+    });
+  }
 });
