@@ -206,13 +206,28 @@ export function baseChainsForHook(rs: Ruleset, hook: HookName, family?: Family):
   const out: (HookChain & { order: number })[] = [];
   for (const table of rs.tables.values()) {
     if (family !== undefined && !familySees(table.family, family)) continue;
-    for (const chain of table.chains.values()) {
+    for (const chain of baseChainsOf(table)) {
       const base = chain.base ?? (chain.builtin ? iptablesBase(table.name, chain.name, rs.family) : undefined);
       if (!base || base.hook !== hook) continue;
       out.push({ table, chain, priority: base.priority, order: out.length });
     }
   }
   return out.sort((a, b) => a.priority - b.priority || b.order - a.order);
+}
+
+const baseCache = new WeakMap<Table, { size: number; chains: Chain[] }>();
+
+/**
+ * A table's base chains in declaration order, remembered per table: a kube-proxy table has 100k regular
+ * chains and a trace asks for the base chains at every hook of every path. Recomputed when the table's
+ * chains change (another count, or a remembered chain replaced).
+ */
+function baseChainsOf(table: Table): Chain[] {
+  const c = baseCache.get(table);
+  if (c && c.size === table.chains.size && c.chains.every((ch) => table.chains.get(ch.name) === ch)) return c.chains;
+  const chains = [...table.chains.values()].filter((ch) => ch.base !== undefined || ch.builtin);
+  baseCache.set(table, { size: table.chains.size, chains });
+  return chains;
 }
 
 /** A base chain's type: nat chains see only a connection's first packet, route chains re-route. */
