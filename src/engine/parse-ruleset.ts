@@ -30,6 +30,6 @@ export function parseRuleset(text: string, options: ParseOptions = {}): ParsedRu
   }
   const parsed = parseNftAny(text, options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {});
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
-  const ruleset = lowerNftRuleset(parsed.ruleset, text, options.file ?? '<input>', diagnostics);
+  const ruleset = lowerNftRuleset(parsed.ruleset, text, options.file ?? '<input>', diagnostics, options.lazy ?? false);
   return { format: parsed.format, ruleset, diagnostics };
 }

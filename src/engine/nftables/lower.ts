@@ -52,7 +52,7 @@ function baseInfo(c: NftChain): BaseChainInfo | undefined {
   return { hook, priority: b.priority.value, type: b.type, family: c.family, ...(b.devices?.length ? { device: b.devices.join(',') } : {}) };
 }
 
-function lowerTable(t: NftTable, lines: readonly string[], diagnostics: Diagnostic[]): { table: Table; rules: number } {
+function lowerTable(t: NftTable, lines: readonly string[], diagnostics: Diagnostic[], lazy: boolean): { table: Table; rules: number } {
   const sets = new Map<string, NftNamedSet>();
   const ctx: LowerCtx = {
     family: t.family,
@@ -67,21 +67,33 @@ function lowerTable(t: NftTable, lines: readonly string[], diagnostics: Diagnost
   let count = 0;
   for (const c of t.chains) {
     const base = baseInfo(c);
-    const rules: Rule[] = c.rules.map((r, i) => ({
-      index: i + 1,
-      table: t.name,
-      chain: c.name,
-      line: r.range.start.line,
-      range: r.range,
-      raw: lines[r.range.start.line] ?? '',
-      counters: null,
-      specStart: 0,
-      ip: {},
-      matches: [],
-      target: null,
-      comment: r.comment ?? null,
-      nft: lowerRuleProgram(r, ctx),
-    }));
+    const rules: Rule[] = c.rules.map((r, i) => {
+      const rule = {
+        index: i + 1,
+        table: t.name,
+        chain: c.name,
+        line: r.range.start.line,
+        range: r.range,
+        raw: lines[r.range.start.line] ?? '',
+        counters: null,
+        specStart: 0,
+        ip: {},
+        matches: [],
+        target: null,
+        comment: r.comment ?? null,
+      };
+      if (!lazy) return { ...rule, nft: lowerRuleProgram(r, ctx) };
+      // Lowered on first use (a trace touches a few dozen of 200k rules); its diagnostics arrive then.
+      return Object.defineProperty(rule, 'nft', {
+        enumerable: true,
+        configurable: true,
+        get(this: Rule) {
+          const nft = lowerRuleProgram(r, ctx);
+          Object.defineProperty(this, 'nft', { value: nft, enumerable: true });
+          return nft;
+        },
+      }) as Rule;
+    });
     count += rules.length;
     chains.set(c.name, {
       name: c.name,
@@ -101,13 +113,16 @@ function lowerTable(t: NftTable, lines: readonly string[], diagnostics: Diagnost
   return { table: { name: t.name, kind: 'filter', family: t.family, nft: true, line: t.range.start.line, range: t.range, chains }, rules: count };
 }
 
-/** The model of an nftables ruleset. `text` is the source (for rule lines); diagnostics are appended to `diagnostics`. */
-export function lowerNftRuleset(ast: NftRuleset, text: string, file: string, diagnostics: Diagnostic[]): Ruleset {
+/**
+ * The model of an nftables ruleset. `text` is the source (for rule lines); diagnostics are appended to
+ * `diagnostics`. With `lazy`, each rule's statements are lowered when a trace first reaches the rule.
+ */
+export function lowerNftRuleset(ast: NftRuleset, text: string, file: string, diagnostics: Diagnostic[], lazy = false): Ruleset {
   const lines = text.split('\n');
   const tables = new Map<string, Table>();
   let ruleCount = 0;
   for (const t of ast.tables) {
-    const { table, rules } = lowerTable(t, lines, diagnostics);
+    const { table, rules } = lowerTable(t, lines, diagnostics, lazy);
     tables.set(`${t.family} ${t.name}`, table);
     ruleCount += rules;
   }
