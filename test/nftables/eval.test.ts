@@ -57,3 +57,12 @@ describe('nftables evaluation', () => {
     assert.equal(trace(text, pkt).outcomes[0]!.dnat, '10.1.0.5:8080');
   });
 });
+
+describe('nftables hostile values', () => {
+  it('a shift far wider than the register is a diagnostic, not a giant number or an exception', () => {
+    const parsed = parseRuleset('table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  meta mark set meta mark << 99999999999999999999 accept\n }\n}\n', { file: 't.nft' });
+    const r = tracePacket(parsed.ruleset, pkt, { node: { addresses: ['172.18.0.4'] } });
+    assert.ok(r.ok);
+    assert.ok(parsed.diagnostics.some((d) => d.severity === 'error'), parsed.diagnostics.map((d) => d.message).join('; '));
+  });
+});

@@ -32,7 +32,8 @@ function constant(e: NftExpr, t: DataType): bigint | null {
 export function lowerBinop(e: NftBinop, left: LExpr, ctx: LowerCtx): LExpr | null {
   const t = left.types[0]!;
   const r = constant(e.right, t);
-  if (left.types.length !== 1 || t.bits === 0 || typeof r !== 'bigint') {
+  // A shift wider than the register is refused like nft does (and never builds a giant BigInt).
+  if (left.types.length !== 1 || t.bits === 0 || typeof r !== 'bigint' || ((e.op === '<<' || e.op === '>>') && r > BigInt(t.bits))) {
     ctx.report('bad-value', `${left.text} ${e.op} …: expected a number on the right`, e.range);
     return null;
   }
