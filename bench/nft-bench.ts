@@ -65,6 +65,7 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
     }
     const row = JSON.parse(r.stdout.trim().split('\n').pop() as string) as Record<string, number | string>;
     console.log(`${row.format}: ${row.megabytes} MB, ${row.chains} chains, ${row.rules} rules, ${row.setElements} set elements, ${row.diagnostics} diagnostics; parse median ${row.parseMedianMs} ms (first ${row.firstParseMs} ms), peak RSS ${row.peakRssMB} MB`);
+    console.log(`  lowering to the model ${row.lowerMs} ms; trace ${row.tracePerPacketMs} ms per packet (${row.traceWhyNotPerPacketMs} ms with why-not), ${row.tracedPackets} packets to Service addresses`);
     console.log(JSON.stringify(row));
   }
 }

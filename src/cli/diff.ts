@@ -4,7 +4,7 @@
  * node). Glue only: reading files, flags, the three output formats and the exit status that makes it a CI
  * gate (0 identical, 1 different, 2 unreadable input). The comparison is the engine's `diffRulesets`.
  */
-import { type DiffReport, type NodeConfig, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseIptables } from '../engine/api.ts';
+import { type DiffReport, type NodeConfig, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseRuleset } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
 import { readManifestFiles } from './manifests.ts';
@@ -62,7 +62,12 @@ function run(argv: string[], io: Io): number {
     if (flags['node-ip'] || flags.iface || flags.route || flags.uplink) throw new UsageError('with --node the node context comes from the manifests; --node-ip, --iface, --route and --uplink do not apply');
     result = diffManifests({ label: oldPath, files: readManifestFiles([oldPath]) }, { label: newPath, files: readManifestFiles([newPath]) }, flags.node, options);
   } else {
-    const rulesets = [oldPath, newPath].map((file) => parseIptables(readDump(file), { file, lazy: true }));
+    // Read through the one ruleset reader; the semantic diff compares iptables dumps only (so far).
+    const rulesets = [oldPath, newPath].map((file) => {
+      const parsed = parseRuleset(readDump(file), { file, lazy: true });
+      if (parsed.format !== 'iptables-save') throw new UsageError(`${file} is an nftables ruleset (${parsed.format}); diff compares iptables-save dumps (use packetlens trace for nftables)`);
+      return parsed.ruleset;
+    });
     // Structural errors make the comparison meaningless; the engine adds the options of changed rules.
     const structural = rulesets.flatMap((rs) => rs.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(rs.file, d)));
     if (structural.length) {

@@ -41,6 +41,12 @@ describe('packetlens on nftables rulesets', () => {
     assert.deepEqual(t.outcomes.map((o) => [o.probabilityExact, o.dnat]), [['1/2', '10.180.0.4:80'], ['1/2', '10.180.0.5:80']]);
   });
 
+  it('diff says nftables rulesets are not compared yet instead of misreading them as iptables', () => {
+    const r = cli('diff', join(dir, 'ruleset.nft'), join(dir, 'ruleset.txt'));
+    assert.equal(r.code, 2);
+    assert.match(r.err.join('\n'), /nftables ruleset \(nft-script\); diff compares iptables-save dumps/);
+  });
+
   it('--affinity names a dynamic set the client is in (kube-proxy session affinity)', () => {
     const set = 'affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80';
     const r = cli('trace', join(dir, 'ruleset.txt'), '--packet', 'tcp 203.0.113.2 -> 5.6.7.8:80', '--node-ip', '172.18.0.4', '--affinity', set, '--json');
