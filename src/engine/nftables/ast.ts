@@ -303,9 +303,16 @@ export interface NftSetStmt extends Node {
 
 /** Statements with no operands the evaluator needs: `notrack`, `flow add @ft` (offload), `meta nftrace set 1` is a mangle. */
 export interface NftSimpleStmt extends Node {
-  readonly kind: 'notrack' | 'flow' | 'dup' | 'fwd' | 'tproxy' | 'synproxy' | 'ct helper' | 'ct timeout' | 'ct expectation' | 'secmark' | 'xt';
+  readonly kind: 'notrack' | 'flow' | 'dup' | 'fwd' | 'tproxy' | 'synproxy' | 'ct count' | 'ct helper' | 'ct timeout' | 'ct expectation' | 'secmark' | 'xt';
   /** Whatever operands the statement had, as named in nft's JSON. */
   readonly args: Readonly<Record<string, NftExpr | string | number | boolean>>;
+}
+
+/** A reference to a named stateful object: `quota name "q"`, `limit name "l"` (JSON `{"quota": "q"}`). */
+export interface NftObjRef extends Node {
+  readonly kind: 'objref';
+  readonly type: 'quota' | 'limit';
+  readonly ref: NftExpr;
 }
 
 /** A statement a front end could not read (a diagnostic says so); the evaluator treats it as unknown. */
@@ -325,6 +332,7 @@ export type NftStmt =
   | NftQueue
   | NftSetStmt
   | NftSimpleStmt
+  | NftObjRef
   | NftUnknownStmt;
 
 // ---------------------------------------------------------------------------------------------------------

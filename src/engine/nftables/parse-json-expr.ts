@@ -205,17 +205,26 @@ export function jsonStmt(n: JNode, ctx: JsonCtx, family: NftFamily): NftStmt {
     case 'log':
       return jsonLog(v, range);
     case 'limit': {
+      if (v.t === 'str') return { kind: 'objref', type: 'limit', ref: jsonExpr(v, ctx), range };
       const unit = str(jget(v, 'rate_unit')) ?? 'packets';
       const burstUnit = str(jget(v, 'burst_unit'));
       return { kind: 'limit', rate: num(jget(v, 'rate')) ?? NaN, per: str(jget(v, 'per')) ?? 'second', burst: num(jget(v, 'burst')) ?? (unit === 'packets' ? 5 : 0), unit, ...(burstUnit && burstUnit !== 'bytes' ? { burstUnit } : {}), inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v, range };
     }
     case 'quota': {
+      if (v.t === 'str') return { kind: 'objref', type: 'quota', ref: jsonExpr(v, ctx), range };
       const used = num(jget(v, 'used'));
       const usedUnit = str(jget(v, 'used_unit'));
       return { kind: 'quota', value: num(jget(v, 'val')) ?? NaN, unit: str(jget(v, 'val_unit')) ?? 'bytes', ...(used !== undefined ? { used, usedUnit: usedUnit ?? 'bytes' } : {}), inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v, range };
     }
     case 'notrack':
       return { kind: 'notrack', args: {}, range };
+    case 'ct count':
+      return { kind: 'ct count', args: { val: num(jget(v, 'val')) ?? NaN, inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v }, range };
+    case 'ct helper':
+    case 'ct timeout':
+    case 'ct expectation':
+      // `ct helper set "ftp"` is printed as {"ct helper": "ftp"}; the text front end reads it as a mangle.
+      return { kind: 'mangle', key: { kind: 'ct', key: k.slice(3), range }, value: jsonExpr(v, ctx), range };
     case 'queue': {
       const qn = e(jget(v, 'num'));
       return { kind: 'queue', ...(qn ? { num: qn } : {}), flags: strList(jget(v, 'flags')), range };

@@ -317,7 +317,14 @@ export function parseValueAtom(cur: Cursor, keys: boolean): NftExpr {
   if (t.kind === 'string') {
     cur.next();
     if (t.unterminated) cur.diag('unterminated-quote', 'string without closing quote', tokRange(t));
-    return { kind: 'value', value: t.text, range: tokRange(t) };
+    const low: NftExpr = { kind: 'value', value: t.text, range: tokRange(t) };
+    // A range of quoted values, `meta time "2025-01-01 00:00:00"-"2026-01-01 00:00:00"`.
+    if (cur.isWord('-') && cur.peek(1).kind === 'string') {
+      cur.next();
+      const h = cur.next();
+      return { kind: 'range', low, high: { kind: 'value', value: h.text, range: tokRange(h) }, range: tokRange(t, h) };
+    }
+    return low;
   }
   if (t.kind === 'word') {
     cur.next();

@@ -83,9 +83,14 @@ export function parseStmt(cur: Cursor, family: NftFamily): NftStmt {
       case 'log':
         return parseLog(cur);
       case 'limit':
-        return parseLimit(cur);
       case 'quota':
-        return parseQuota(cur);
+        if (cur.isWord('name', 1)) {
+          cur.next();
+          cur.next();
+          const ref = parseValueConcat(cur, true);
+          return { kind: 'objref', type: t.text, ref, range: r() };
+        }
+        return t.text === 'limit' ? parseLimit(cur) : parseQuota(cur);
       case 'notrack':
         cur.next();
         return { kind: 'notrack', args: {}, range: r() };
@@ -100,6 +105,16 @@ export function parseStmt(cur: Cursor, family: NftFamily): NftStmt {
       case 'update':
       case 'delete':
         if (cur.isPunct('@', 1)) return parseSetStmt(cur);
+        break;
+      case 'ct':
+        // `ct count [over] N` (nft(8) CONNTRACK STATEMENTS; JSON {"ct count": {"val", "inv"}}).
+        if (cur.isWord('count', 1)) {
+          cur.next();
+          cur.next();
+          const inv = cur.isWord('over') ? (cur.next(), true) : false;
+          const val = parseNumber(cur.next().text) ?? NaN;
+          return { kind: 'ct count', args: { val, inv }, range: r() };
+        }
         break;
       case 'flow':
         if (cur.peek(1).text === 'add' || cur.peek(1).text === 'offload') {
@@ -163,7 +178,8 @@ function parseExprStmt(cur: Cursor): NftStmt {
 function singleElement(e: NftExpr): NftExpr {
   if (e.kind !== 'set' || e.items.length !== 1) return e;
   const only = e.items[0] as NftExpr;
-  return only.kind === 'mapping' || only.kind === 'elem' ? e : only;
+  // nft keeps a one-element set of a concatenation as a set (the kernel looks concatenations up in sets).
+  return only.kind === 'mapping' || only.kind === 'elem' || only.kind === 'concat' ? e : only;
 }
 
 /**
