@@ -27,6 +27,10 @@ export function lowerNumgen(e: NftNumgen, ctx: LowerCtx): LExpr | null {
     ctx.report('not-modelled', `${text}: only 1 to ${MAX_NUMGEN_BRANCHES} branches are followed`, e.range, 'warning');
     return null;
   }
+  // The same numgen (kube-proxy writes one per Service) shares one branch list.
+  const key = `${e.mode}/${n}/${e.offset}`;
+  const cached = shared.get(key);
+  if (cached) return cached;
   const N = BigInt(n);
   const options = Array.from({ length: n }, (_, i) => {
     const p = e.mode === 'random' ? rational(share(BigInt(i), N), TWO32) : rational(1n, N);
@@ -35,5 +39,10 @@ export function lowerNumgen(e: NftNumgen, ctx: LowerCtx): LExpr | null {
     return { p, v: [val] as const, label };
   });
   const out: ExprOut = { kind: 'choice', options };
-  return { types: [INTEGER], text, eval: () => out };
+  const expr: LExpr = { types: [INTEGER], text, eval: () => out };
+  if (shared.size >= 256) shared.clear(); // bounded: kube-proxy needs a handful (one per endpoint count)
+  shared.set(key, expr);
+  return expr;
 }
+
+const shared = new Map<string, LExpr>();
