@@ -25,6 +25,8 @@ export function normalize(rs: NftRuleset, opts: NormalizeOptions = {}): unknown 
       if (k === 'range' || k === 'handle' || k === 'typeofKey' || k === 'typeofData' || k === 'autoMerge' || k === 'expires') return undefined;
       // Named objects are parsed and noted, not evaluated; text and JSON spell their properties differently.
       if (k === 'props') return undefined;
+      // nft 1.0.6's JSON prints no device of a netdev base chain.
+      if (k === 'devices') return undefined;
       if (k === 'priority' && v && typeof v === 'object') return { value: (v as { value: number }).value };
       if (k === 'flags' && Array.isArray(v)) return v.filter((f) => f !== 'dynamic');
       if (opts.counters && (k === 'packets' || k === 'bytes')) return undefined;

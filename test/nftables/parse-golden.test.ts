@@ -10,7 +10,7 @@ import { detectRulesetFormat } from '../../src/engine/nftables/parse-detect.ts';
 import { readFixture } from '../helpers/fixtures.ts';
 import { normalize } from './nft-normalize.ts';
 
-const NAMES = ['kube-proxy', 'kube-proxy-generated', 'host-firewall', 'firewalld-style', 'nat-router', 'blocklist', 'ip6'];
+const NAMES = ['kube-proxy', 'kube-proxy-generated', 'host-firewall', 'firewalld-style', 'forwarding', 'nat-router', 'blocklist', 'ip6'];
 
 function clean(r: NftParseResult, what: string): NftParseResult {
   const errors = r.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.range.start.line + 1}:${d.range.start.character + 1} ${d.code}: ${d.message}`);

@@ -218,6 +218,21 @@ export function jsonStmt(n: JNode, ctx: JsonCtx, family: NftFamily): NftStmt {
     }
     case 'notrack':
       return { kind: 'notrack', args: {}, range };
+    case 'dup':
+    case 'fwd':
+    case 'tproxy':
+    case 'synproxy': {
+      const args: Record<string, NftExpr | string | number> = {};
+      if (v.t === 'obj') {
+        for (const [ak, av] of v.v) {
+          if (ak === 'family') args.family = str(av) ?? '';
+          else if (ak === 'flags') args.flags = strList(av).join(',');
+          else if (k === 'synproxy' && av.t === 'num') args[ak] = av.v;
+          else args[ak] = jsonExpr(av, ctx);
+        }
+      }
+      return { kind: k, args, range };
+    }
     case 'ct count':
       return { kind: 'ct count', args: { val: num(jget(v, 'val')) ?? NaN, inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v }, range };
     case 'ct helper':

@@ -116,6 +116,12 @@ export function parseStmt(cur: Cursor, family: NftFamily): NftStmt {
           return { kind: 'ct count', args: { val, inv }, range: r() };
         }
         break;
+      case 'dup':
+      case 'fwd':
+      case 'tproxy':
+        return parseForward(cur, t.text);
+      case 'synproxy':
+        return parseSynproxy(cur);
       case 'flow':
         if (cur.peek(1).text === 'add' || cur.peek(1).text === 'offload') {
           cur.next();
@@ -384,4 +390,49 @@ function parseSetStmt(cur: Cursor): NftStmt {
   const items = block.kind === 'set' ? block.items : [];
   const elem = items[0] ?? literal('', block.range);
   return { kind: 'setop', op: t.text as 'add' | 'update' | 'delete', set: name, elem, stmts: [], range: tokRange(t, cur.prev()) };
+}
+
+/**
+ * `dup to ADDR [device DEV]`, `fwd [ip|ip6] to DEV | ADDR device DEV`, `tproxy [ip|ip6] to [ADDR][:PORT]`
+ * (nft(8) DUP, FWD and TPROXY STATEMENTS), with operands named as nft's JSON names them.
+ */
+function parseForward(cur: Cursor, kind: 'dup' | 'fwd' | 'tproxy'): NftStmt {
+  const t = cur.next();
+  const args: Record<string, NftExpr | string> = {};
+  if ((cur.isWord('ip') || cur.isWord('ip6')) && cur.isWord('to', 1)) args.family = cur.next().text;
+  if (cur.isWord('to')) {
+    cur.next();
+    const w = cur.peek();
+    if (kind === 'tproxy' && w.kind === 'word') {
+      cur.next();
+      const { addr, port } = splitAddrPort(w.text, tokRange(w));
+      if (addr) args.addr = addr;
+      if (port) args.port = port;
+    } else {
+      const v = parseValueAtom(cur, true);
+      // `fwd to "eth0"` names a device; `dup to X` an address (JSON {"fwd": {"dev"}}, {"dup": {"addr"}}).
+      args[kind === 'fwd' && !cur.isWord('device') ? 'dev' : 'addr'] = v;
+    }
+  }
+  if (cur.isWord('device')) {
+    cur.next();
+    args.dev = parseValueAtom(cur, false);
+  }
+  return { kind, args, range: tokRange(t, cur.prev()) };
+}
+
+/** `synproxy [mss N] [wscale N] [timestamp] [sack-perm]` (flags joined with commas, as in JSON order). */
+function parseSynproxy(cur: Cursor): NftStmt {
+  const t = cur.next();
+  const args: Record<string, number | string> = {};
+  const flags: string[] = [];
+  for (;;) {
+    if (cur.isWord('mss') || cur.isWord('wscale')) {
+      const k = cur.next().text;
+      args[k] = parseNumber(cur.next().text) ?? NaN;
+    } else if (cur.isWord('timestamp') || cur.isWord('sack-perm')) flags.push(cur.next().text);
+    else break;
+  }
+  if (flags.length) args.flags = flags.join(',');
+  return { kind: 'synproxy', args, range: tokRange(t, cur.prev()) };
 }
