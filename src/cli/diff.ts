@@ -2,7 +2,7 @@
  * `packetlens diff <old> <new>`: what changes for packets between two iptables-save dumps (or, with
  * `--node`, between two sets of Kubernetes manifests, through the rules kube-proxy would write on that
  * node). Glue only: reading files, flags, the three output formats and the exit status that makes it a CI
- * gate (0 identical, 1 different, 2 unreadable input). The comparison is the engine's `diffRulesets`.
+ * gate (0 proven identical, 1 different or not proven the same, 2 unreadable input). The comparison is the engine's `diffRulesets`.
  */
 import { type DiffReport, type NodeConfig, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseRuleset } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
@@ -17,7 +17,7 @@ interface Io {
 export const DIFF_USAGE = `  packetlens diff <old-rules> <new-rules> [--node-ip <ip>]… [--paths] [--json | --markdown]
   packetlens diff <old-manifests> <new-manifests> --node NAME [--paths] [--json | --markdown]`;
 
-export const DIFF_OPTIONS = `diff options (exit 0: same behaviour, 1: packets fare differently, 2: unreadable input):
+export const DIFF_OPTIONS = `diff options (exit 0: proven same behaviour, 1: packets fare differently or sameness is not proven, 2: unreadable input):
   --node-ip IP         a node address (repeatable; also --uplink, --iface, --route, --route-localnet as for trace)
   --paths              also report packets whose matched rules change while their fate does not
   --json               the report as one JSON object

@@ -5,7 +5,7 @@
  * Plain data only: the webview draws it with `textContent`, so nothing from the dumps becomes HTML.
  */
 import type { ClassChange, DiffFate, DiffReport, DiffRuleRef } from '../engine/api.ts';
-import { fateText } from '../engine/api.ts';
+import { fateText, noChangeText } from '../engine/api.ts';
 import type { DiffFateView, DiffGroupView, DiffItemView, DiffRuleView, DiffViewModel } from '../shared/protocol.ts';
 import { percent } from './probability.ts';
 
@@ -28,7 +28,8 @@ export function classPacket(text: string): { packet: string; note: string | null
 
 /** The CodeLens atop the modified side of a diff editor. */
 export function diffLensTitle(report: DiffReport): string {
-  return `${report.summary}${report.identical ? ' · same behaviour' : ''}${report.approximate ? ' (approximate)' : ''}`;
+  // An approximate answer without a change already reads "no change found (approximate)".
+  return `${report.summary}${report.identical ? ' · same behaviour' : ''}${report.approximate && report.changes.length ? ' (approximate)' : ''}`;
 }
 
 function fateView(f: DiffFate): DiffFateView {
@@ -101,7 +102,12 @@ export function diffViewModel(report: DiffReport, oldLabel: string, newLabel: st
     changedChains: cc.map(chainChangeText),
     groups,
     omitted,
-    approximations: report.approximations,
+    // Never green without proof: an approximate "no change" says so first, then what was not explored.
+    approximations: [
+      ...(!report.identical && !report.changes.length ? [noChangeText(report)] : []),
+      ...report.approximations,
+      ...(report.unexplored ?? []).map((r) => `not explored: ${r.file}:${r.line} ${r.table} ${r.chain} #${r.rule} ${r.text}`),
+    ],
     warnings: report.warnings,
   };
 }

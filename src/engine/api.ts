@@ -34,7 +34,7 @@ export { optionRange, type ParsedOption } from './matches/types.ts';
 export { TARGETS, STANDARD_TARGETS } from './targets/registry.ts';
 export { MATCHES } from './matches/registry.ts';
 export { diffRulesets, summaryLine, type DiffOptions } from './diff/diff.ts';
-export { formatDiffText, formatDiffMarkdown, fateText } from './diff/format.ts';
+export { formatDiffText, formatDiffMarkdown, fateText, noChangeText } from './diff/format.ts';
 export type { DiffReport, DiffResult, ChainChange, ClassChange, DiffFate, DiffGroup, DiffGroupKey, DiffRuleRef, PacketClassView, ClassExtent, ChangeAspect } from './diff/types.ts';
 export { diffManifests, type ManifestSide } from './diff/manifests.ts';
 export { ruleOptionDiagnostics } from './lint/validate.ts';

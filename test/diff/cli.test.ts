@@ -41,7 +41,7 @@ describe('packetlens diff', () => {
     assert.equal(r.code, 1);
     assert.equal(r.out.length, 1);
     const report = JSON.parse(r.out[0]!);
-    assert.deepEqual(Object.keys(report).sort(), ['approximate', 'approximations', 'changedChains', 'changes', 'classesTraced', 'groups', 'identical', 'new', 'old', 'services', 'summary', 'warnings']);
+    assert.deepEqual(Object.keys(report).sort(), ['approximate', 'approximations', 'changedChains', 'changes', 'classesTraced', 'groups', 'identical', 'new', 'old', 'proven', 'services', 'summary', 'unexplored', 'verdict', 'warnings']);
     assert.deepEqual(report.services, ['default/svc1:svc1-webport']);
     const c = report.changes[0];
     assert.deepEqual(Object.keys(c).sort(), ['approximate', 'aspects', 'class', 'group', 'new', 'newRules', 'old', 'oldRules']);

@@ -15,7 +15,7 @@ type Fate = [string, string | null, boolean, string];
 
 interface Expected {
   readonly changedChains: [string, string, string][];
-  readonly groups: Record<string, { destinations: string[]; from: string[]; aspects: string[]; onlyAspects?: string[] }>;
+  readonly groups: Record<string, { destinations?: string[]; from: string[]; aspects: string[]; onlyAspects?: string[] }>;
   readonly samples: { packet: string; old: Fate[]; new: Fate[] }[];
 }
 
@@ -36,7 +36,7 @@ function check(name: string): void {
   for (const g of report.groups) {
     const want = expected.groups[g.title]!;
     const changes = g.changes.map((i) => report.changes[i]!);
-    assert.deepEqual(sorted(new Set(changes.map((c) => `${c.class.extent.dst}:${c.class.extent.dport}`))), sorted(want.destinations), `${g.title}: destinations`);
+    if (want.destinations) assert.deepEqual(sorted(new Set(changes.map((c) => `${c.class.extent.dst}:${c.class.extent.dport}`))), sorted(want.destinations), `${g.title}: destinations`);
     assert.deepEqual(sorted(new Set(changes.map((c) => c.class.extent.from))), want.from, `${g.title}: clients`);
     for (const c of changes) {
       for (const a of want.aspects) assert.ok(c.aspects.includes(a as never), `${g.title}: ${c.class.packet} changes ${a} (has ${c.aspects.join(', ')})`);
@@ -53,7 +53,7 @@ function check(name: string): void {
 }
 
 describe('diffRulesets on kube-proxy dump pairs', () => {
-  for (const name of readdirSync(DIR, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'manifests').map((d) => d.name).sort()) {
+  for (const name of readdirSync(DIR, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'manifests' && d.name !== 'kernel').map((d) => d.name).sort()) {
     it(name, () => check(name));
   }
 

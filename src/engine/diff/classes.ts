@@ -15,12 +15,15 @@ import type { Ctx } from './contexts.ts';
 import { type RuleFacts, ruleFacts } from './facts.ts';
 import { PORT_SPACE, type Span, addrSpace, atoms, formatAddrSpan, formatPortSpan, representative, valueAddr } from './space.ts';
 import type { ClassExtent } from './types.ts';
+import { type Box, type ProtoSet, boxExtent, boxInput, wholeBox } from './box.ts';
 
 export interface PacketClass {
   readonly input: PacketInput;
   readonly affinity: readonly string[];
   readonly extent: ClassExtent;
   readonly origin: 'changed' | 'sweep';
+  /** The packets the class stands for (refine.ts proves it); none for the sweep's samples. */
+  readonly box?: Box;
 }
 
 export interface ClassEnv {
@@ -43,7 +46,7 @@ const OTHER_PROTOS: Record<Family, number[]> = { 4: [6, 17, 1, 132, 47], 6: [6, 
 const REST_IFACES = ['eth0', 'ens3', 'enp0s1', 'wan0'];
 
 interface Dim<T> {
-  readonly values: readonly { readonly value: T; readonly label: string | null }[];
+  readonly values: readonly { readonly value: T; readonly label: string | null; readonly span: Span }[];
 }
 
 function addrDim(env: ClassEnv, bounds: Span, cuts: Span[], preferred: bigint[], skip: readonly bigint[] = []): Dim<string> {
@@ -51,15 +54,15 @@ function addrDim(env: ClassEnv, bounds: Span, cuts: Span[], preferred: bigint[],
   return {
     values: atoms(bounds, cuts)
       .filter((a) => !(a.lo === a.hi && skip.includes(a.lo)))
-      .map((a) => ({ value: formatAddr(valueAddr(env.family, representative(a, preferred, unit))), label: formatAddrSpan(env.family, a) })),
+      .map((a) => ({ value: formatAddr(valueAddr(env.family, representative(a, preferred, unit))), label: formatAddrSpan(env.family, a), span: a })),
   };
 }
 
 function portDim(bounds: Span, cuts: Span[], preferred: bigint[]): Dim<number> {
-  return { values: atoms(bounds, cuts).map((a) => ({ value: Number(representative(a, preferred)), label: formatPortSpan(a) })) };
+  return { values: atoms(bounds, cuts).map((a) => ({ value: Number(representative(a, preferred)), label: formatPortSpan(a), span: a })) };
 }
 
-function fromOptions(ctx: Ctx): ('outside' | 'local')[] {
+export function fromOptions(ctx: Ctx): ('outside' | 'local')[] {
   if (ctx.hook === 'FORWARD' || (ctx.hook === 'PREROUTING' && ctx.table === 'nat')) return ['outside'];
   if (ctx.hook === 'OUTPUT') return ['local'];
   return ['outside', 'local'];
@@ -75,7 +78,8 @@ export function classesOf(ctx: Ctx, rules: Iterable<Rule>, env: ClassEnv): { cla
   let dst: Dim<string>;
   const loopback = env.family === 4 ? 0x7f000001n : 1n;
   const loopbackLabel = env.family === 4 ? '127.0.0.0/8' : '::1';
-  const addrValue = (n: bigint) => ({ value: formatAddr(valueAddr(env.family, n)), label: n === loopback ? loopbackLabel : formatAddr(valueAddr(env.family, n)) });
+  const loopSpan = env.family === 4 ? { lo: 0x7f000000n, hi: 0x7fffffffn } : { lo: 1n, hi: 1n };
+  const addrValue = (n: bigint) => ({ value: formatAddr(valueAddr(env.family, n)), label: n === loopback ? loopbackLabel : formatAddr(valueAddr(env.family, n)), span: n === loopback ? loopSpan : { lo: n, hi: n } });
   if (ctx.dstLocal) {
     // `--dst-type LOCAL` is every address of the node, loopback included (localhost NodePorts).
     dst = { values: [...env.nodeAddrs, loopback].map(addrValue) };
@@ -108,7 +112,7 @@ export function classesOf(ctx: Ctx, rules: Iterable<Rule>, env: ClassEnv): { cla
   const affinities: string[][] = [[], ...lists.map((l) => [l])];
 
   // Per protocol: destination and source ports, or ICMP types.
-  type Label = { readonly value: number; readonly label: string | null };
+  type Label = { readonly value: number; readonly label: string | null; readonly span: Span };
   interface L4 {
     readonly proto: number;
     readonly dport: Label | null;
@@ -129,7 +133,28 @@ export function classesOf(ctx: Ctx, rules: Iterable<Rule>, env: ClassEnv): { cla
     }
     return [{ proto: p, dport: null, sport: null, icmp: null }];
   });
+  const icmpNamed = new Set(facts.flatMap((f) => f.icmpTypes.map(([t, c]) => `${t}/${c}`)));
+  const ifaceKnown = ifaceNames;
+  const markKnown = [...new Map(facts.flatMap((f) => f.marks.map((m) => [`${m.value}/${m.mask}`, [m.value, m.mask] as const]))).values()];
 
+  /** The box a cross-product class stands for: each dimension's atom, the protocols the rules do not name as one. */
+  const boxOf = (from: 'outside' | 'local', l: L4, d: Dim<string>['values'][number], s: Dim<string>['values'][number]): Box => {
+    const other = ctx.proto === null && !named.has(l.proto);
+    const proto: ProtoSet = other ? { except: [...named] } : { only: l.proto };
+    const key = l.icmp ? `${l.icmp[0]}/${l.icmp[1]}` : null;
+    return {
+      from,
+      src: s.span,
+      dst: d.span,
+      proto,
+      sport: other ? null : (l.sport?.span ?? null),
+      dport: other ? null : (l.dport?.span ?? null),
+      icmp: other || key === null ? null : icmpNamed.has(key) ? { only: key } : { except: [...icmpNamed] },
+      ifaces: ifaceKnown,
+      marks: markKnown,
+      lists,
+    };
+  };
   const out: PacketClass[] = [];
   const emit = (from: 'outside' | 'local', l: L4, d: Dim<string>['values'][number], s: Dim<string>['values'][number], iface: string | undefined, mark: number, state: string, aff: string[]) => {
     const input: Record<string, unknown> = { protocol: protoName(l.proto), src: s.value, dst: d.value, from };
@@ -142,23 +167,8 @@ export function classesOf(ctx: Ctx, rules: Iterable<Rule>, env: ClassEnv): { cla
     if (from === 'outside' && iface !== undefined) input.in = iface;
     if (from === 'local' && mark !== 0) input.mark = mark;
     if (state !== 'NEW') input.ctstate = state;
-    out.push({
-      input: input as unknown as PacketInput,
-      affinity: aff,
-      origin: 'changed',
-      extent: {
-        from,
-        protocol: protoName(l.proto),
-        src: s.label ?? s.value,
-        dst: d.label ?? d.value,
-        sport: l.sport?.label ?? null,
-        dport: l.dport?.label ?? (l.icmp ? `type ${l.icmp[0]}/${l.icmp[1]}` : null),
-        in: from === 'outside' ? (iface ?? env.uplink) : null,
-        mark: from === 'local' ? `0x${mark.toString(16)}` : null,
-        ctstate: state,
-        affinity: aff,
-      },
-    });
+    const box = boxOf(from, l, d, s);
+    out.push({ input: input as unknown as PacketInput, affinity: aff, origin: 'changed', box, extent: boxExtent(env.family, box, input as unknown as PacketInput, aff, env.uplink) });
   };
   const froms = fromOptions(ctx);
   const marksFor = (from: string) => (from === 'local' ? [...markSet] : [0]);
@@ -174,16 +184,18 @@ export function classesOf(ctx: Ctx, rules: Iterable<Rule>, env: ClassEnv): { cla
             for (const i of ifacesFor(f)) for (const m of marksFor(f)) for (const st of states) for (const a of affinities) emit(f, l, d, s, i, m, st, a);
     return { classes: out, degraded: false };
   }
-  // Too many combinations: vary each dimension alone around the first value of the others.
+  // Too many combinations to enumerate: start from the context's whole box (per origin, and per address
+  // where the origin fixes it) and let refine.ts split it where the rules on its paths tell packets apart.
   for (const f of froms) {
-    const [l0, d0, s0] = [l4[0]!, dst.values[0]!, srcFor(f)[0]!];
-    for (const l of l4) emit(f, l, d0, s0, ifacesFor(f)[0], 0, 'NEW', []);
-    for (const d of dst.values) for (const l of l4.filter((x) => x.proto === l0.proto).slice(0, 4)) emit(f, l, d, s0, ifacesFor(f)[0], 0, 'NEW', []);
-    for (const s of srcFor(f)) emit(f, l0, d0, s, ifacesFor(f)[0], 0, 'NEW', []);
-    for (const i of ifacesFor(f)) emit(f, l0, d0, s0, i, 0, 'NEW', []);
-    for (const m of marksFor(f)) emit(f, l0, d0, s0, ifacesFor(f)[0], m, 'NEW', []);
-    for (const st of states) emit(f, l0, d0, s0, ifacesFor(f)[0], 0, st, []);
-    for (const a of affinities) emit(f, l0, d0, s0, ifacesFor(f)[0], 0, 'NEW', a);
+    const dsts = ctx.dstLocal ? dst.values.map((d) => d.span) : [ctx.dst ?? space];
+    const srcs = f === 'local' && env.nodeAddrs.length ? srcLocal.values.map((s) => s.span) : [ctx.src ?? space];
+    for (const d of dsts) {
+      for (const s of srcs) {
+        const box: Box = { ...wholeBox(env.family, f, { src: s, dst: d, proto: ctx.proto, dport: ctx.dport }), ifaces: f === 'outside' && ctx.inIface !== null ? [ctx.inIface] : [] };
+        const input = boxInput(env.family, box, null, { in: f === 'outside' && ctx.inIface !== null ? ctx.inIface : undefined });
+        if (input) out.push({ input, affinity: [], origin: 'changed', box, extent: boxExtent(env.family, box, input, [], env.uplink) });
+      }
+    }
   }
   return { classes: out, degraded: true };
 }

@@ -77,7 +77,7 @@ function narrow(c: Ctx, f: RuleFacts): Ctx | null {
  * The exact `-d a.b.c.d/32` of a rule read from its text, without compiling it; null for rules that have
  * none, a negated one, a wider network, or text where quotes make a search unsafe (those are compiled).
  */
-function textualDst(rule: Rule): bigint | null | undefined {
+export function textualDst(rule: Rule): bigint | null | undefined {
   const raw = rule.raw;
   const at = raw.indexOf(' -d ', rule.specStart - 1);
   if (at < 0) return raw.includes(' --destination ') || raw.includes('"') ? undefined : null;

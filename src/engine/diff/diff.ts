@@ -15,7 +15,12 @@
  * constants are not split on, or a limit reached makes the report say `approximate` and why.
  */
 import { formatDiagnostic } from '../diagnostics.ts';
-import type { Ruleset } from '../model.ts';
+import type { Rule, Ruleset } from '../model.ts';
+import type { Trace } from '../eval/trace-types.ts';
+import { type Box, boxExtent, boxHolds, boxId, boxInput, mergeBoxes } from './box.ts';
+import type { PacketInput } from '../eval/packet-spec.ts';
+import { checkClass } from './refine.ts';
+import { allWitnesses, differingRules } from './witness.ts';
 import { type NodeConfig, NodeModel } from '../eval/node.ts';
 import { tracePacket } from '../eval/trace.ts';
 import { IptRule } from '../iptables/rule-node.ts';
@@ -23,14 +28,13 @@ import { describePacketInput } from '../eval/packet-spec.ts';
 import { type ClassEnv, type PacketClass, classId, classesOf } from './classes.ts';
 import { compareFates, fatesOf, groupOf, responsibleRules } from './compare.ts';
 import { buildContexts } from './contexts.ts';
-import { ruleFacts } from './facts.ts';
-import { JumpGraph } from './graph.ts';
+import { JumpGraph, targetName } from './graph.ts';
 import { changedChains, chainKey } from './normalize.ts';
 import { relevantChains } from './relevant.ts';
 import { type Span, addrValue, netSpan } from './space.ts';
 import { type Family, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
-import type { ClassChange, DiffGroup, DiffGroupKey, DiffReport, DiffResult, DiffSide } from './types.ts';
+import type { ClassChange, DiffGroup, DiffGroupKey, DiffReport, DiffResult, DiffRuleRef, DiffSide } from './types.ts';
 
 export interface DiffOptions {
   /** The node both rulesets run on (addresses, interfaces, routes), as for `tracePacket`. */
@@ -60,7 +64,8 @@ function sideOf(rs: Ruleset): DiffSide {
   return { file: rs.file, rules: rs.ruleCount, chains };
 }
 
-export function summaryLine(changes: number, services: number): string {
+export function summaryLine(changes: number, services: number, approximate = false): string {
+  if (approximate) return 'no change found (approximate)';
   return `${changes} packet ${changes === 1 ? 'class changes' : 'classes change'} · ${services} Service${services === 1 ? '' : 's'} affected`;
 }
 
@@ -102,45 +107,63 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
   const node = new NodeModel(options.node);
   const env: ClassEnv = { family, nodeAddrs: node.addresses(family).map(addrValue), routeCuts: routeCuts(options.node ?? {}, family), uplink: node.uplink };
   const approximations: string[] = [];
-  const classes = new Map<string, PacketClass>();
+  const queue: PacketClass[] = [];
+  const ids = new Set<string>();
   const maxClasses = options.maxClasses ?? 200_000;
   let limited = false;
   const addClass = (c: PacketClass) => {
-    const id = classId(c);
-    if (classes.has(id)) return;
-    if (classes.size >= maxClasses) limited = true;
-    else classes.set(id, c);
+    const id = c.box ? boxId(c.box, c.input, c.affinity) : classId(c);
+    if (ids.has(id)) return;
+    if (queue.length >= maxClasses) limited = true;
+    else {
+      ids.add(id);
+      queue.push(c);
+    }
   };
+  /** A jump, in an unchanged chain, into a chain from which no changed chain or relevant rewrite is reached. */
+  let irrelevantJump: (rule: Rule) => boolean = () => false;
+  const differing = new Map<string, { side: 0 | 1; rule: Rule }[]>();
+  for (const c of chainChanges) differing.set(chainKey(c.table, c.chain), differingRules(oldRs, newRs, c.table, c.chain));
   if (changed.size) {
     const graph = new JumpGraph([oldRs, newRs]);
     const rel = relevantChains(graph, changed, family);
+    const memo = new WeakMap<Rule, boolean>();
+    irrelevantJump = (rule) => {
+      let v = memo.get(rule);
+      if (v === undefined) {
+        const to = targetName(rule);
+        v = !changed.has(chainKey(rule.table, rule.chain)) && to !== null && graph.node(chainKey(rule.table, to)) !== null && !rel.all.has(chainKey(rule.table, to));
+        memo.set(rule, v);
+      }
+      return v;
+    };
     const ctxs = buildContexts(graph, rel, family, env.nodeAddrs);
-    let degraded = 0;
-    const unsplit = new Map<string, number>();
-    let inexact = 0;
+    // Where a context's classes are the full cross product, the class holding every test of a changed rule
+    // at once is among them; where the product was too large (a coarse start), a witness stands in for it.
+    const coarse: typeof ctxs.groups = [];
     for (const group of ctxs.groups) {
       const r = classesOf(group.ctx, group.rules, env);
-      if (r.degraded) degraded++;
+      if (r.degraded) coarse.push(group);
       for (const c of r.classes) addClass(c);
-      for (const rule of group.rules) {
-        const f = ruleFacts(rule, family);
-        for (const m of f.unsplit) unsplit.set(m, (unsplit.get(m) ?? 0) + 1);
-        if (f.inexact) inexact++;
-      }
     }
-    if (degraded) approximations.push(`${degraded} context${degraded === 1 ? ' has' : 's have'} more than 2048 classes: each dimension was varied alone there`);
-    if (unsplit.size) approximations.push(`classes are not split on the constants of ${[...unsplit].map(([m, n]) => `-m ${m} (${n} rule${n === 1 ? '' : 's'})`).join(', ')}`);
-    if (inexact) approximations.push(`${inexact} rule${inexact === 1 ? ' uses' : 's use'} a non-contiguous address mask: classes cut at its lowest and highest address`);
-    if (ctxs.truncated) approximations.push('some contexts had more than 512 rules leading to them; the rest were not used to cut classes');
+    for (const c of allWitnesses(coarse, differing, env)) addClass(c);
     if (options.sweep ?? true) for (const c of sweepClasses([oldRs, newRs], env)) addClass(c);
   }
-  if (limited) approximations.push(`more than ${maxClasses} packet classes: only the first ${maxClasses} were traced`);
 
   const warnings = [...node.problems];
   if (changed.size && env.nodeAddrs.length === 0) warnings.push('no node addresses given: NodePorts and local delivery are analysed for 127.0.0.1 only (pass --node-ip)');
   const changes: ClassChange[] = [];
+  const boxes = new Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>();
   let approxClasses = 0;
-  for (const c of classes.values()) {
+  const openReasons = new Map<string, number>();
+  /** Chains (`side table chain`) entered by some boxed class, and by some class the proof could not close. */
+  const entered = new Set<string>();
+  const enteredOpen = new Set<string>();
+  const note = (side: number, trace: Trace, into: Set<string>) => {
+    for (const o of trace.outcomes) for (const e of o.events) if (e.kind === 'chain') into.add(`${side} ${e.table} ${e.chain}`);
+  };
+  for (let k = 0; k < queue.length; k++) {
+    const c = queue[k]!;
     const opts = { node, explain: false, recent: c.affinity };
     const a = tracePacket(oldRs, c.input, opts);
     const b = tracePacket(newRs, c.input, opts);
@@ -151,15 +174,38 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
     const oldF = fatesOf(a.trace, oldRs, options.paths ?? false);
     const newF = fatesOf(b.trace, newRs, options.paths ?? false);
     const aspects = compareFates(oldF, newF);
+    let open = false;
+    if (c.box) {
+      note(0, a.trace, entered);
+      note(1, b.trace, entered);
+      // A class that changes is refined against every rule on its paths, so its range claims no packet that
+      // fares otherwise. One that does not change need not be split where packets merely jump into chains
+      // that reach no changed chain and no rewrite that feeds one (relevant.ts): both halves fare alike.
+      const chk = checkClass(env, c, [{ rs: oldRs, trace: a.trace }, { rs: newRs, trace: b.trace }], addClass, aspects.length ? undefined : irrelevantJump);
+      if (chk.kind === 'split') {
+        const before = queue.length;
+        for (const p of chk.pieces) addClass(p);
+        if (queue.length > before || !limited) continue;
+        open = true;
+        openReasons.set(`more than ${maxClasses} packet classes`, (openReasons.get(`more than ${maxClasses} packet classes`) ?? 0) + 1);
+      } else if (chk.kind === 'open') {
+        open = true;
+        openReasons.set(chk.reason, (openReasons.get(chk.reason) ?? 0) + 1);
+      }
+      if (open) {
+        note(0, a.trace, enteredOpen);
+        note(1, b.trace, enteredOpen);
+      }
+    }
     if (!aspects.length) continue;
-    const approximate = a.trace.unknown || b.trace.unknown;
+    const approximate = open || a.trace.unknown || b.trace.unknown;
     if (approximate) approxClasses++;
     const ro = responsibleRules({ rs: oldRs, other: newRs }, a.trace, changed);
     const rn = responsibleRules({ rs: newRs, other: oldRs }, b.trace, changed);
     const none = !ro.differing.length && !rn.differing.length;
     const oldRules = none ? ro.inChanged : ro.differing;
     const newRules = none ? rn.inChanged : rn.differing;
-    changes.push({
+    const change: ClassChange = {
       class: { packet: packetText(c, a.trace.packet.sport), extent: c.extent, origin: c.origin },
       group: groupOf([{ rs: oldRs, trace: a.trace }, { rs: newRs, trace: b.trace }], changed, [...oldRules, ...newRules]),
       aspects,
@@ -168,13 +214,130 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
       oldRules,
       newRules,
       approximate,
-    });
+    };
+    changes.push(change);
+    if (c.box && !approximate) boxes.set(change, { box: c.box, input: c.input, affinity: c.affinity });
   }
-  if (approxClasses) approximations.push(`${approxClasses} changed class${approxClasses === 1 ? ' rests' : 'es rest'} on undecidable matches (see each fate's assumptions)`);
-  return { ok: true, report: assemble(oldRs, newRs, chainChanges, classes.size, changes, approximations, warnings), errors: [...errorsOf(oldRs, chainChanges), ...errorsOf(newRs, chainChanges)] };
+  dropRedundant(changes, boxes, family);
+  mergeAdjacent(changes, boxes, env);
+  dropRedundant(changes, boxes, family);
+  canonical(changes, boxes, env);
+  if (limited) approximations.push(`more than ${maxClasses} packet classes: the rest were not traced`);
+  for (const [reason, n] of openReasons) approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
+  if (approxClasses) approximations.push(`${approxClasses} changed class${approxClasses === 1 ? ' is' : 'es are'} approximate (see each class)`);
+  // The differing rules whose chains no class reached, or only classes the proof could not close.
+  const unexplored: DiffRuleRef[] = [];
+  if (approximations.length) {
+    for (const list of differing.values()) {
+      for (const { side, rule } of list) {
+        const k = `${side} ${rule.table} ${rule.chain}`;
+        if (!entered.has(k) || enteredOpen.has(k)) unexplored.push(ruleRef(side === 0 ? oldRs : newRs, rule));
+      }
+    }
+  }
+  const report = assemble(oldRs, newRs, chainChanges, queue.length, changes, approximations, warnings, unexplored);
+  return { ok: true, report, errors: [...errorsOf(oldRs, chainChanges), ...errorsOf(newRs, chainChanges)] };
 }
 
-function assemble(oldRs: Ruleset, newRs: Ruleset, chainChanges: DiffReport['changedChains'], traced: number, unordered: ClassChange[], approximations: string[], warnings: string[]): DiffReport {
+/**
+ * A proven class's packets all fare alike, so its shown representative can be the box's ordinary packet
+ * (space.ts `representative`), whichever packet refinement happened to trace.
+ */
+function canonical(changes: ClassChange[], boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>, env: ClassEnv): void {
+  changes.forEach((c, i) => {
+    const b = boxes.get(c);
+    if (!b) return;
+    const i0 = b.input;
+    const input = boxInput(env.family, b.box, null, { in: i0.in, mark: i0.mark === undefined ? undefined : Number(i0.mark), ctstate: i0.ctstate });
+    if (!input) return;
+    const pc: PacketClass = { input, affinity: b.affinity, origin: c.class.origin, box: b.box, extent: boxExtent(env.family, b.box, input, b.affinity, env.uplink) };
+    changes[i] = { ...c, class: { packet: packetText(pc, input.sport ?? null), extent: pc.extent, origin: c.class.origin } };
+  });
+}
+
+/** What makes two changes alike: the same group, aspects, fates and responsible rules. */
+function changeKey(c: ClassChange): string {
+  return JSON.stringify([c.group, c.aspects, c.old, c.new, c.oldRules.map((r) => r.line), c.newRules.map((r) => r.line)]);
+}
+
+/**
+ * Changes that add nothing: a box listed twice (a witness and a cross-product class can coincide), and a
+ * sampled packet that lies in a proven box which changed the same way.
+ */
+function dropRedundant(changes: ClassChange[], boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>, family: 4 | 6): void {
+  const seen = new Set<string>();
+  const proven = new Map<string, Box[]>();
+  for (const [c, b] of boxes) {
+    const k = changeKey(c);
+    const list = proven.get(k);
+    if (list) list.push(b.box);
+    else proven.set(k, [b.box]);
+  }
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
+    const k = changeKey(c);
+    const id = `${k}|${JSON.stringify(c.class.extent)}`;
+    const sampleInBox = c.class.origin === 'sweep' && (proven.get(k) ?? []).some((b) => boxHolds(family, b, sweepInput(c)));
+    if (seen.has(id) || sampleInBox) {
+      changes.splice(i--, 1);
+      boxes.delete(c);
+    }
+    seen.add(id);
+  }
+}
+
+function sweepInput(c: ClassChange): { from: string; protocol: string; src: string; dst: string; sport: string | null; dport: string | null } {
+  const e = c.class.extent;
+  return { from: e.from, protocol: e.protocol, src: e.src, dst: e.dst, sport: e.sport, dport: e.dport };
+}
+
+/**
+ * Proven classes that changed the same way (same aspects, fates, rules and group) and whose boxes touch in
+ * one field are shown as one range: refinement may cut a range at a rule that decides nothing for it.
+ */
+function mergeAdjacent(changes: ClassChange[], boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>, env: ClassEnv): void {
+  const key = (c: ClassChange) => JSON.stringify([changeKey(c), c.class.extent.in, c.class.extent.ctstate, c.class.extent.mark, c.class.extent.affinity]);
+  const byKey = new Map<string, ClassChange[]>();
+  for (const c of changes) {
+    if (!boxes.has(c)) continue;
+    const k = key(c);
+    const list = byKey.get(k);
+    if (list) list.push(c);
+    else byKey.set(k, [c]);
+  }
+  const gone = new Set<ClassChange>();
+  for (const list of byKey.values()) {
+    if (list.length < 2 || list.length > 4096) continue;
+    let merged = true;
+    while (merged) {
+      merged = false;
+      for (let i = 0; i < list.length && !merged; i++) {
+        for (let j = i + 1; j < list.length && !merged; j++) {
+          const [x, y] = [boxes.get(list[i]!)!, boxes.get(list[j]!)!];
+          const m = mergeBoxes(x.box, y.box);
+          if (!m) continue;
+          const keep = list[i]!;
+          const entry = { box: m, input: x.input, affinity: x.affinity };
+          const next: ClassChange = { ...keep, class: { ...keep.class, extent: boxExtent(env.family, m, x.input, x.affinity, env.uplink) } };
+          boxes.set(next, entry);
+          gone.add(list[j]!);
+          changes[changes.indexOf(keep)] = next;
+          list[i] = next;
+          list.splice(j, 1);
+          merged = true;
+        }
+      }
+    }
+  }
+  for (let i = changes.length - 1; i >= 0; i--) if (gone.has(changes[i]!)) changes.splice(i, 1);
+}
+
+function ruleRef(rs: Ruleset, r: Rule): DiffRuleRef {
+  const chain = rs.tables.get(r.table)?.chains.get(r.chain);
+  return { file: rs.file, line: r.line + 1, table: r.table, chain: r.chain, rule: (chain?.rules.indexOf(r) ?? -1) + 1, text: r.raw.slice(r.specStart).trim() };
+}
+
+function assemble(oldRs: Ruleset, newRs: Ruleset, chainChanges: DiffReport['changedChains'], traced: number, unordered: ClassChange[], approximations: string[], warnings: string[], unexplored: DiffRuleRef[]): DiffReport {
   const key = (k: DiffGroupKey) => (k.kind === 'service' ? `0 ${k.name}` : `1 ${k.table} ${k.chain}`);
   const changes = unordered.map((c, i) => ({ c, i })).sort((x, y) => key(x.c.group).localeCompare(key(y.c.group)) || x.i - y.i).map((x) => x.c);
   const groups: DiffGroup[] = [];
@@ -187,8 +350,10 @@ function assemble(oldRs: Ruleset, newRs: Ruleset, chainChanges: DiffReport['chan
   return {
     old: sideOf(oldRs),
     new: sideOf(newRs),
-    identical: changes.length === 0,
-    summary: summaryLine(changes.length, services.length),
+    identical: changes.length === 0 && approximations.length === 0,
+    proven: approximations.length === 0,
+    verdict: changes.length ? 'changed' : approximations.length ? 'no-change-found' : 'identical',
+    summary: summaryLine(changes.length, services.length, changes.length === 0 && approximations.length > 0),
     changedChains: chainChanges,
     classesTraced: traced,
     changes,
@@ -196,6 +361,7 @@ function assemble(oldRs: Ruleset, newRs: Ruleset, chainChanges: DiffReport['chan
     services,
     approximate: approximations.length > 0,
     approximations,
+    unexplored,
     warnings,
   };
 }

@@ -20,6 +20,12 @@ export function fateText(f: DiffFate): string {
   return parts.join(', ');
 }
 
+/** No class was found to change, but sameness is not proven: never worded as "identical". */
+export function noChangeText(report: DiffReport): string {
+  const n = report.unexplored?.length ?? 0;
+  return `no change found (approximate): sameness is not proven${n ? `; ${n} changed rule${n === 1 ? '' : 's'} not fully explored (listed below)` : ''}`;
+}
+
 function chainText(c: ChainChange): string {
   const what = c.change === 'rules' ? `rules +${c.added} −${c.removed}` : c.change;
   return `${c.table} ${c.chain} (${what})`;
@@ -52,7 +58,8 @@ export function formatDiffText(report: DiffReport): string {
   const cc = report.changedChains;
   out.push(cc.length ? `${cc.length} chain${cc.length === 1 ? ' differs' : 's differ'}: ${cc.slice(0, 8).map(chainText).join(', ')}${cc.length > 8 ? `, … (${cc.length - 8} more)` : ''}` : 'no chain differs (counters and comments aside)');
   out.push(`${report.summary}  (${report.classesTraced} packet classes traced)`);
-  if (report.identical) out.push(cc.length ? 'behaviour is identical: the differences do not change any packet’s fate' : 'behaviour is identical');
+  if (report.identical) out.push(cc.length ? 'behaviour is identical (proven): the differences do not change any packet’s fate' : 'behaviour is identical');
+  else if (!report.changes.length) out.push(noChangeText(report));
   for (const g of report.groups) {
     out.push('', `${g.title}  (${g.changes.length} class${g.changes.length === 1 ? '' : 'es'})`);
     for (const b of bundles(report, g.changes)) {
@@ -71,6 +78,7 @@ export function formatDiffText(report: DiffReport): string {
     }
   }
   if (report.approximations.length) out.push('', ...report.approximations.map((a) => `approximate: ${a}`));
+  for (const r of report.unexplored ?? []) out.push(`not explored: ${ruleRefText(r)}`);
   for (const w of report.warnings) out.push(`warning: ${w}`);
   return out.join('\n');
 }
@@ -99,7 +107,8 @@ export function formatDiffMarkdown(report: DiffReport): string {
   const out: string[] = [`### packetlens diff: ${code(report.old.file)} → ${code(report.new.file)}`, ''];
   const cc = report.changedChains;
   out.push(`**${cell(report.summary)}** — ${report.classesTraced} packet classes traced; ${cc.length} chain${cc.length === 1 ? '' : 's'} differ${cc.length === 1 ? 's' : ''} (counters and comments aside).`, '');
-  if (report.identical) out.push(cc.length ? 'Behaviour is identical: no packet’s fate changes.' : 'Behaviour is identical.', '');
+  if (report.identical) out.push(cc.length ? 'Behaviour is identical (proven): no packet’s fate changes.' : 'Behaviour is identical.', '');
+  else if (!report.changes.length) out.push(`**${cell(noChangeText(report))}**`, '');
   if (report.groups.length) {
     out.push('| affected | classes | what changes |', '|---|---:|---|');
     for (const g of report.groups) {
@@ -141,6 +150,7 @@ export function formatDiffMarkdown(report: DiffReport): string {
     out.push('', '</details>', '');
   }
   for (const a of report.approximations) out.push(`> approximate: ${cell(a)}`);
+  for (const r of report.unexplored ?? []) out.push(`> not explored: ${code(`${r.file}:${r.line}`)} ${code(r.text)}`);
   for (const w of report.warnings) out.push(`> warning: ${cell(w)}`);
   return out.join('\n').replace(/\n+$/, '\n');
 }

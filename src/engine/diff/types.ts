@@ -107,8 +107,15 @@ export interface DiffSide {
 export interface DiffReport {
   readonly old: DiffSide;
   readonly new: DiffSide;
-  /** True when no packet class fares differently. */
+  /**
+   * True only when the same behaviour is proven: no class fares differently and every class was shown to
+   * fare like its representative throughout (`proven`). An approximate answer without a change is false.
+   */
   readonly identical: boolean;
+  /** True when the analysis is a proof: every class closed (refine.ts), nothing undecidable, no limit. */
+  readonly proven: boolean;
+  /** `identical` (proven), `changed` (some class fares differently), `no-change-found` (approximate). */
+  readonly verdict: 'identical' | 'changed' | 'no-change-found';
   /** "N packet classes change · M Services affected". */
   readonly summary: string;
   readonly changedChains: readonly ChainChange[];
@@ -122,6 +129,8 @@ export interface DiffReport {
   readonly approximate: boolean;
   /** Why the answer may be approximate: unknown matches, constants not split on, limits reached. */
   readonly approximations: readonly string[];
+  /** When approximate: the rules on one side only whose chains no class reached, or only unproven classes. */
+  readonly unexplored: readonly DiffRuleRef[];
   readonly warnings: readonly string[];
 }
 
