@@ -66,3 +66,22 @@ describe('nftables hostile values', () => {
     assert.ok(parsed.diagnostics.some((d) => d.severity === 'error'), parsed.diagnostics.map((d) => d.message).join('; '));
   });
 });
+
+describe('nftables conntrack expressions', () => {
+  // The kernel agrees: nforacle.py --nft on this ruleset delivered the probe to 10.1.0.5:80 with hits p#1 accept, f#1 accept.
+  it('ct original daddr / proto-dst keep the address and port the client sent after a DNAT (nft_ct.c tuple)', () => {
+    const text = [
+      'table ip t {',
+      ' chain p { type nat hook prerouting priority dstnat; policy accept;',
+      '  tcp dport 8080 dnat to 10.1.0.5:80',
+      ' }',
+      ' chain f { type filter hook forward priority 0; policy drop;',
+      '  ct original ip daddr 172.18.0.4 meta l4proto tcp ct original proto-dst 8080 ct status dnat ip daddr 10.1.0.5 accept',
+      ' }',
+      '}',
+      '',
+    ].join('\n');
+    const t = trace(text, { ...pkt, dport: 8080 });
+    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.dnat, o.steps.at(-1)?.chain, o.steps.at(-1)?.verdict]), [['forwarded', '10.1.0.5:80', 'f', 'accept']]);
+  });
+});
