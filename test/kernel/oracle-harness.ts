@@ -128,7 +128,8 @@ export function differences(r: OracleResult, o: TraceOutcome): string[] {
     const want = port !== undefined && o.packet.dport !== null ? `${addr}:${port}` : addr;
     if (got !== want) diffs.push(`destination: kernel ${r.delivered_to}, engine ${got}`);
   }
-  if ((r.verdict === 'delivered' || r.verdict === 'forwarded') && r.src_seen && o.packet.src !== r.src_seen) {
+  // Locally delivered packets carry the source the node's own socket sees too (after MASQUERADE on lo).
+  if ((r.verdict === 'delivered' || r.verdict === 'forwarded' || r.verdict === 'local') && r.src_seen && o.packet.src !== r.src_seen) {
     diffs.push(`source seen: kernel ${r.src_seen}, engine ${o.packet.src}`);
   }
   const kh = r.probe_rule_hits.map((h) => `${h.table}:${h.chain}#${h.rule}`);

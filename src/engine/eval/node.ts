@@ -211,6 +211,17 @@ export class NodeModel {
     return own?.addr ?? this.primary(family);
   }
 
+  /**
+   * The source MASQUERADE picks for a packet leaving by `iface` (`nf_nat_masquerade_ipv4`:
+   * `inet_select_addr(out, nh, RT_SCOPE_UNIVERSE)`). On `lo` — a packet DNATed back to one of the node's
+   * own addresses — 127.0.0.1 has host scope and is passed over, so the kernel takes a global address of
+   * another device: the node's primary address, never 127.0.0.1 (kernel fixture
+   * kube-proxy-v131-control-plane). Elsewhere, as `sourceFor`.
+   */
+  masqueradeSource(iface: string, family: Family): Addr | null {
+    return iface === 'lo' ? this.primary(family) : this.sourceFor(iface, family);
+  }
+
   hasInterface(name: string): boolean {
     return this.ifaces.has(name) || name === 'lo';
   }

@@ -179,7 +179,7 @@ export const masqueradeTarget = defineTarget<MasqSpec>({
     // MASQUERADE takes the address the outgoing interface would use (`inet_select_addr`).
     // Without node configuration the node still has an address, only not a known one: the symbolic
     // stand-in (node.ts), so a missing setting never reads as the kernel's "cannot masquerade" drop.
-    const src = env.node.sourceFor(pkt.outIface ?? env.node.uplink, pkt.family);
+    const src = env.node.masqueradeSource(pkt.outIface ?? env.node.uplink, pkt.family);
     if (!src) return { effect: { kind: 'drop' }, text: 'MASQUERADE failed: the outgoing interface has no address', note: 'the kernel drops a packet it cannot masquerade' };
     applySnat(pkt, src, spec.ports?.from ?? null);
     const portNote = spec.randomFully ? ' (source port randomized, --random-fully)' : '';
