@@ -114,6 +114,11 @@ describe('bad inputs in the CLI', () => {
     assert.equal(r.code, 2);
     for (const l of r.out) assert.ok(!l.includes('1'.repeat(201)) && !l.includes('x'.repeat(201)), l);
     assert.match(r.text, /…\[\d+ characters\]…/);
+    // Found by the fuzz campaign: a 600-character table name reached the target-placement and linter messages.
+    const rs = parseIptables(`*fi${'x'.repeat(600)}\n:INPUT ACCEPT [0:0]\n-A INPUT -j DNAT --to-destination 1.2.3.4\n-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\nCOMMIT\n`);
+    const messages = [...rs.diagnostics, ...lintRuleset(rs)].map((d) => d.message);
+    assert.ok(messages.some((m) => m.startsWith('rule 3 of fix')));
+    for (const m of messages) assert.ok(!m.includes('x'.repeat(201)), m.slice(0, 100));
   });
 
   it('a manifest that is not Kubernetes is refused with what it looks like', () => {

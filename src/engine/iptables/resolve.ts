@@ -5,7 +5,7 @@
  * (`mark_source_chains` in net/ipv4/netfilter/ip_tables.c returns ELOOP). All of it needs only the target
  * names found while reading, not the compiled rules.
  */
-import type { Diagnostic } from '../diagnostics.ts';
+import { type Diagnostic, clipWords } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
 import { type HookName, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
 import { STANDARD_TARGETS, TARGETS } from '../targets/registry.ts';
@@ -44,7 +44,7 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       const t = refOf(rule);
       if (!t) continue;
       const range = { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } };
-      const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error') => diagnostics.push({ code, severity, message, range });
+      const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error') => diagnostics.push({ code, severity, message: clipWords(message), range });
       if (t.kind === 'jump' && STANDARD_TARGETS.has(t.name)) continue;
       const target = table.chains.get(t.name);
       if (target) {
@@ -91,7 +91,7 @@ function findLoops(table: Table, diagnostics: Diagnostic[]): void {
         diagnostics.push({
           code: 'jump-loop',
           severity: 'error',
-          message: `jump loop ${cycle}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`,
+          message: clipWords(`jump loop ${cycle}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`),
           range: { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } },
         });
       } else if (s === undefined) {

@@ -4,7 +4,7 @@
  * rules an earlier rule leaves no packet to. Pure and deterministic; it reads the rules' words and target
  * names, so it does not compile a dump's rules.
  */
-import type { Diagnostic } from '../diagnostics.ts';
+import { type Diagnostic, clipWords } from '../diagnostics.ts';
 import type { Ruleset } from '../model.ts';
 import { type ChainReference, chainReferences } from './refs.ts';
 import { shadowedRules } from './shadow.ts';
@@ -48,7 +48,7 @@ export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep
         out.push({
           code: 'unused-chain',
           severity: 'warning',
-          message: `chain ${chain.name} is never jumped to: ${n === 0 ? 'it is empty and unused' : `its ${n} rule${n === 1 ? '' : 's'} never run`}`,
+          message: clipWords(`chain ${chain.name} is never jumped to: ${n === 0 ? 'it is empty and unused' : `its ${n} rule${n === 1 ? '' : 's'} never run`}`),
           range: chain.range,
           table: table.name,
           chain: chain.name,
@@ -64,7 +64,7 @@ export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep
         out.push({
           code: 'shadowed-rule',
           severity: 'warning',
-          message: `rule ${rule.index} of ${table.name} ${chain.name} never matches: rule ${by.index} (line ${by.line + 1}) has the same criteria or fewer and takes every packet first`,
+          message: clipWords(`rule ${rule.index} of ${table.name} ${chain.name} never matches: rule ${by.index} (line ${by.line + 1}) has the same criteria or fewer and takes every packet first`),
           range: rule.range,
           table: table.name,
           chain: chain.name,
