@@ -97,4 +97,26 @@ describe('the diff says "identical" only with proof', () => {
     const ranges = report.changes.map((c: { class: { extent: { src: string; dport: string; sport: string } } }) => `${c.class.extent.src} ${c.class.extent.sport}->${c.class.extent.dport}`);
     assert.ok(ranges.includes('198.51.100.0/24 any->22'), ranges.join('; '));
   });
+
+  it('does not leave out a jump into a chain that ACCEPTs: a packet it accepts meets a changed chain later', () => {
+    // filter FORWARD (unchanged) accepts 10.1.0.0/16 through ALLOWED, which reaches no changed chain and
+    // rewrites nothing; the policy drops the rest. Only the accepted packets reach nat POSTROUTING, where
+    // the changed chain CHG no longer masquerades 10.0.0.0/8. The shortcut used to leave the jump out of the
+    // proof of the class whose packets the policy drops, and called the two dumps identical (proven).
+    const nat = (masq: boolean) =>
+      `*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:CHG - [0:0]\n-A POSTROUTING -j CHG\n${masq ? '-A CHG -s 10.0.0.0/8 -j MASQUERADE\n' : ''}COMMIT\n`;
+    const filter = `*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:ALLOWED - [0:0]\n-A FORWARD -d 10.1.0.0/16 -j ALLOWED\n-A ALLOWED -j ACCEPT\nCOMMIT\n`;
+    const a = parseIptables(nat(true) + filter, { file: 'old.rules' });
+    const b = parseIptables(nat(false) + filter, { file: 'new.rules' });
+    const r = diffRulesets(a, b, { node: { addresses: ['192.0.2.1'] } });
+    assert.ok(r.ok);
+    assert.equal(r.report.identical, false);
+    assert.ok(r.report.changes.length > 0, r.report.summary);
+    for (const c of r.report.changes) {
+      assert.equal(c.class.extent.src, '10.0.0.0/8', c.class.packet);
+      assert.equal(c.class.extent.dst, '10.1.0.0/16', c.class.packet);
+      assert.deepEqual([c.old[0]!.masquerade, c.new[0]!.masquerade], [true, false], c.class.packet);
+    }
+  });
+
 });

@@ -30,7 +30,7 @@ import { compareFates, fatesOf, groupOf, responsibleRules } from './compare.ts';
 import { buildContexts } from './contexts.ts';
 import { JumpGraph, targetName } from './graph.ts';
 import { changedChains, chainKey } from './normalize.ts';
-import { relevantChains } from './relevant.ts';
+import { relevantChains, transparentJump } from './relevant.ts';
 import { type Span, addrValue, netSpan } from './space.ts';
 import { type Family, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
@@ -120,7 +120,10 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
       queue.push(c);
     }
   };
-  /** A jump, in an unchanged chain, into a chain from which no changed chain or relevant rewrite is reached. */
+  /**
+   * A jump, in an unchanged chain, into a chain from which no changed chain or relevant rewrite is reached
+   * and every packet returns unchanged (relevant.ts `transparentJump`): one a class's proof may leave out.
+   */
   let irrelevantJump: (rule: Rule) => boolean = () => false;
   const differing = new Map<string, { side: 0 | 1; rule: Rule }[]>();
   for (const c of chainChanges) differing.set(chainKey(c.table, c.chain), differingRules(oldRs, newRs, c.table, c.chain));
@@ -132,7 +135,8 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
       let v = memo.get(rule);
       if (v === undefined) {
         const to = targetName(rule);
-        v = !changed.has(chainKey(rule.table, rule.chain)) && to !== null && graph.node(chainKey(rule.table, to)) !== null && !rel.all.has(chainKey(rule.table, to));
+        const key = to === null ? '' : chainKey(rule.table, to);
+        v = !changed.has(chainKey(rule.table, rule.chain)) && to !== null && graph.node(key) !== null && !rel.all.has(key) && transparentJump(graph, rule, key);
         memo.set(rule, v);
       }
       return v;
@@ -180,7 +184,8 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
       note(1, b.trace, entered);
       // A class that changes is refined against every rule on its paths, so its range claims no packet that
       // fares otherwise. One that does not change need not be split where packets merely jump into chains
-      // that reach no changed chain and no rewrite that feeds one (relevant.ts): both halves fare alike.
+      // that reach no changed chain and no rewrite that feeds one and from which they return unchanged
+      // (relevant.ts `transparentJump`): both halves then go on alike. docs/diff.md says why.
       const chk = checkClass(env, c, [{ rs: oldRs, trace: a.trace }, { rs: newRs, trace: b.trace }], addClass, aspects.length ? undefined : irrelevantJump);
       if (chk.kind === 'split') {
         const before = queue.length;

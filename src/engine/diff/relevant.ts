@@ -13,6 +13,7 @@
 import { type HookName, type Rule, TABLE_HOOKS } from '../model.ts';
 import type { Family } from '../net/addr.ts';
 import { type RuleFacts, type Write, ruleFacts } from './facts.ts';
+import { IptRule } from '../iptables/rule-node.ts';
 import { type JumpGraph, hooksOf, tableMask, targetName } from './graph.ts';
 import { chainKey } from './normalize.ts';
 import { intersect } from './space.ts';
@@ -156,4 +157,30 @@ export function relevantChains(g: JumpGraph, changed: ReadonlySet<string>, famil
     ancestors = g.closure(seeds, 'in');
   }
   return { full, all: new Set([...full, ...ancestors]) };
+}
+
+/** Targets that neither end the walk nor change the packet or state a later rule reads (iptables-extensions(8)). */
+const PASS_TARGETS = new Set(['RETURN', 'LOG', 'NFLOG', 'ULOG', 'TRACE']);
+
+/**
+ * Whether a jump may be left out of a class's proof (the refinement shortcut of docs/diff.md): an iptables
+ * `-j` (not `-g`, which would skip the rest of its chain on return) into a chain from which every packet
+ * comes back unchanged. Every rule below it only logs, returns or jumps on, and none names `-m recent`
+ * (`--set` records the packet for later rules). A packet that takes such a jump is back at the next rule
+ * with the same fields, marks and state as one that does not, so the jump cannot tell a box's packets
+ * apart. A chain that can ACCEPT, DROP, REJECT or rewrite can: a packet it accepts in filter FORWARD still
+ * meets a changed nat POSTROUTING chain that a packet dropped by the policy never reaches.
+ */
+export function transparentJump(g: JumpGraph, rule: Rule, key: string): boolean {
+  if (!(rule instanceof IptRule) || rule.targetRef?.kind !== 'jump') return false;
+  for (const k of g.closure([key], 'out')) {
+    for (const { rules } of g.rules(k)) {
+      for (const r of rules) {
+        if (!(r instanceof IptRule) || /(^|\s)-m\s+recent\b/.test(r.raw)) return false;
+        const t = r.targetRef;
+        if (t && !PASS_TARGETS.has(t.name) && !g.out(k).some((e) => e.rule === r)) return false;
+      }
+    }
+  }
+  return true;
 }
