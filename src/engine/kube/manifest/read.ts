@@ -60,9 +60,23 @@ class Reader {
       }
       if (doc.errors.length) continue;
       const root = new Y((doc.contents as never) ?? null, ctx, '');
+      const before = this.objects.length;
       this.readObject(root, 0);
-      if (ctx.exhausted) this.report(root.loc, 'yaml-alias-limit', `${file}: this document expands aliases beyond ${ctx.budget} nodes (an alias bomb?); the rest of it was not read`);
+      if (ctx.exhausted) this.reportLimit(ctx, root.loc, this.objects.length - before);
     }
+  }
+
+  /**
+   * The node budget stopped a document. Most reads made through aliases: an alias bomb. Otherwise the
+   * document is simply large, and the user must know the answer covers only the objects before the line named.
+   */
+  private reportLimit(ctx: YamlContext, loc: Loc, read: number): void {
+    if (ctx.aliasVisits * 2 > ctx.visits) {
+      this.report(loc, 'yaml-alias-limit', `${ctx.file}: this document expands aliases beyond ${ctx.budget} nodes (an alias bomb?); the rest of it was not read`);
+      return;
+    }
+    const line = ctx.range(ctx.furthest, ctx.furthest).start.line + 1;
+    this.report(loc, 'input-too-large', `${ctx.file}: this document is larger than the reader's limit of ${ctx.budget} node reads per document; ${read} objects were read and the rest, from line ${line}, was not read: the answer is partial`);
   }
 
   private readObject(o: Y, depth: number): void {
@@ -73,6 +87,18 @@ class Reader {
       if (depth < 3) for (const item of o.get('items').items()) this.readObject(item, depth + 1);
       return;
     }
+    // An object the budget stopped half-way is dropped with its diagnostics: its unread fields would read as
+    // missing, and the answer would be wrong rather than partial.
+    const objects = this.objects.length;
+    const diagnostics = this.diagnostics.length;
+    this.readKind(o, kind, apiVersion);
+    if (o.ctx.exhausted) {
+      this.objects.length = objects;
+      this.diagnostics.length = diagnostics;
+    }
+  }
+
+  private readKind(o: Y, kind: string | null, apiVersion: string): void {
     switch (kind) {
       case 'Service':
         if (apiVersion === 'v1' || apiVersion === '') this.objects.push(this.service(o));

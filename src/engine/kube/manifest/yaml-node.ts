@@ -2,6 +2,8 @@
  * A read-only view of a YAML node that remembers where it stands in its file, so every value read from a
  * manifest can be pointed at by CodeLens, hovers and diagnostics. Alias expansion is bounded per document:
  * an "alias bomb" (aliases of aliases of lists) stops with a diagnostic instead of exhausting memory.
+ * The same budget also stops a document that is simply large; the reads made through aliases are counted
+ * apart so the diagnostic can name the true cause.
  */
 import { type LineCounter, type Node, isAlias, isMap, isScalar, isSeq, visit, type Document } from 'yaml';
 import type { Range } from '../../diagnostics.ts';
@@ -13,6 +15,10 @@ export interface Loc {
 
 export class YamlContext {
   visits = 0;
+  /** Of `visits`, those made inside a node reached through an alias. */
+  aliasVisits = 0;
+  /** The furthest source offset read, for saying where reading stopped. */
+  furthest = 0;
   exhausted = false;
   constructor(
     readonly file: string,
@@ -74,22 +80,33 @@ export class Y {
     readonly node: Node | null,
     readonly ctx: YamlContext,
     readonly path: string,
+    /** Whether this node was reached through an alias (its own or an ancestor's). */
+    readonly viaAlias = false,
   ) {}
+
+  /** Set by `resolved()`: whether the node it returned was reached through an alias; children inherit it. */
+  private through = false;
 
   private resolved(): Node | null {
     let n: unknown = this.node;
     let hops = 0;
+    this.through = this.viaAlias;
     while (isAlias(n)) {
+      this.through = true;
       if (++this.ctx.visits > this.ctx.budget || ++hops > 50) {
         this.ctx.exhausted = true;
         return null;
       }
+      this.ctx.aliasVisits++;
       n = this.ctx.resolveAlias(n as { source: string; range?: [number, number, number] | null }) ?? null;
     }
     if (++this.ctx.visits > this.ctx.budget) {
       this.ctx.exhausted = true;
       return null;
     }
+    if (this.through) this.ctx.aliasVisits++;
+    const start = (n as Node | null)?.range?.[0];
+    if (start !== undefined && start > this.ctx.furthest) this.ctx.furthest = start;
     return (n as Node | null) ?? null;
   }
 
@@ -107,10 +124,10 @@ export class Y {
     if (isMap(n)) {
       for (const pair of n.items) {
         const k = isScalar(pair.key) ? pair.key.value : pair.key;
-        if (k === key) return new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${key}`);
+        if (k === key) return new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${key}`, this.through);
       }
     }
-    return new Y(null, this.ctx, `${this.path}.${key}`);
+    return new Y(null, this.ctx, `${this.path}.${key}`, this.through);
   }
 
   /** The key node's location, for pointing at `type:` rather than its value. */
@@ -135,7 +152,7 @@ export class Y {
   items(): Y[] {
     const n = this.resolved();
     if (!isSeq(n)) return [];
-    return n.items.map((it, i) => new Y((it as Node | null) ?? null, this.ctx, `${this.path}[${i}]`));
+    return n.items.map((it, i) => new Y((it as Node | null) ?? null, this.ctx, `${this.path}[${i}]`, this.through));
   }
 
   entries(): [string, Y][] {
@@ -144,7 +161,7 @@ export class Y {
     const out: [string, Y][] = [];
     for (const pair of n.items) {
       const k = isScalar(pair.key) ? pair.key.value : null;
-      if (typeof k === 'string' || typeof k === 'number') out.push([String(k), new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${k}`)]);
+      if (typeof k === 'string' || typeof k === 'number') out.push([String(k), new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${k}`, this.through)]);
     }
     return out;
   }
