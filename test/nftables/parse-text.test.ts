@@ -193,6 +193,28 @@ flush chain ip t f
     assert.deepEqual(strip(t?.sets[0]?.elements), [{ kind: 'value', value: '2.2.2.2' }]);
   });
 
+  it('replace, delete and position address rules by the handles an nft -a listing carries', () => {
+    const r = parseNftScript(`table ip t { # handle 1
+	chain c { # handle 1
+		ip saddr 10.0.0.1 accept # handle 4
+		ip saddr 10.0.0.2 accept # handle 5
+		ip saddr 10.0.0.3 accept # handle 6
+	}
+}
+replace rule ip t c handle 4 ip saddr 10.0.0.9 drop
+delete rule ip t c handle 5
+add rule ip t c position 6 ip saddr 10.0.0.7 accept
+insert rule ip t c position 6 ip saddr 10.0.0.8 accept
+delete rule ip t c handle 99
+`);
+    assert.deepEqual(codes(r), ['bad-rule-number']);
+    assert.equal(r.diagnostics[0]?.range.start.line, 11);
+    const addrs = chain(r, 'c').rules.map((x) => (x.stmts[0] as { right: { value: unknown } }).right.value);
+    // Same order as the real nft 1.0.6 gives for these commands; a replaced rule keeps its handle.
+    assert.deepEqual(addrs, ['10.0.0.9', '10.0.0.8', '10.0.0.3', '10.0.0.7']);
+    assert.deepEqual(chain(r, 'c').rules.map((x) => x.handle), [4, undefined, 6, undefined]);
+  });
+
   it('substitutes define variables, including sets, at their use', () => {
     const r = parseNftScript('define nets = { 10.0.0.0/8, 192.168.0.0/16 }\ndefine port = 22\ntable inet t {\n\tchain c {\n\t\tip saddr $nets tcp dport $port accept\n\t}\n}\n');
     assert.deepEqual(r.diagnostics, []);

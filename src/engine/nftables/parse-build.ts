@@ -169,7 +169,9 @@ export class RulesetBuilder {
         return;
       }
       if (where.mode === 'replace') {
-        c.rules[i] = rule;
+        // The replaced rule keeps its handle (checked with nft 1.0.6: `nft -a list` shows the same handle).
+        const old = c.rules[i] as NftRule;
+        c.rules[i] = old.handle !== undefined ? { ...rule, handle: old.handle } : rule;
         return;
       }
       at = where.mode === 'insert' ? i : i + 1;
