@@ -10,7 +10,7 @@
 import * as vscode from 'vscode';
 import type { Settings } from './editor/settings.ts';
 import { DumpCodeLens } from './vscode/codelens-provider.ts';
-import { COMMANDS, DIFF_VIEW_TYPE, LANGUAGE_ID, VIEW_TYPE } from './vscode/commands.ts';
+import { COMMANDS, DIFF_VIEW_TYPE, LANGUAGE_ID, VIEW_TYPE, YAML_LANGUAGE_ID } from './vscode/commands.ts';
 import { TraceDecorations } from './vscode/decorations.ts';
 import { DiagramPanel } from './vscode/diagram-panel.ts';
 import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
@@ -125,6 +125,25 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.commands.registerCommand(COMMANDS.showFlowDiagram, (uri?: vscode.Uri) => controller.showDiagram(uri)),
     vscode.commands.registerCommand(COMMANDS.showKubeProxyRules, () => manifests.showKubeProxyRules()),
     vscode.commands.registerCommand(COMMANDS.compareBehaviour, (first?: unknown, second?: unknown) => diffs.command(first, second)),
+  );
+
+  // Manifest problems are published when a cluster's view is built: build it for every open manifest
+  // (as dumps are parsed when opened), and again after the manifests change.
+  let manifestTimer: ReturnType<typeof setTimeout> | null = null;
+  const manifestProblems = () => {
+    if (manifestTimer) clearTimeout(manifestTimer);
+    manifestTimer = setTimeout(() => {
+      manifestTimer = null;
+      for (const doc of vscode.workspace.textDocuments) {
+        if (manifestWorkspace.isKubernetes(doc)) manifestWorkspace.viewFor(doc).catch((e: unknown) => log.error(`reading the manifests of ${doc.uri.toString()} failed: ${String(e)}`));
+      }
+    }, 300);
+  };
+  manifestProblems();
+  subs.push(
+    { dispose: () => manifestTimer && clearTimeout(manifestTimer) },
+    manifestWorkspace.onDidChange(manifestProblems),
+    vscode.workspace.onDidOpenTextDocument((doc) => doc.languageId === YAML_LANGUAGE_ID && manifestProblems()),
   );
 
   const isDump = (doc: vscode.TextDocument) => doc.languageId === LANGUAGE_ID;

@@ -11,9 +11,9 @@ import type { PrepareRename, RenameResult } from '../editor/navigation.ts';
 import type { PacketSuggestion } from '../editor/packet-suggest.ts';
 import type { QuickFix } from '../editor/quick-fixes.ts';
 import type { Range } from '../editor/ranges.ts';
-import type { EditorTrace } from '../editor/run-trace.ts';
+import type { LineVerdict } from '../editor/trace-lens.ts';
 import type { OutlineSymbol } from '../editor/symbols.ts';
-import type { DiffReport, NodeConfig } from '../engine/api.ts';
+import type { DiffReport, NodeConfig, Trace } from '../engine/api.ts';
 
 /**
  * A dump's text; or its bytes (a file read from disk, decoded in the worker; the buffer is transferred);
@@ -58,6 +58,9 @@ export interface ChainLensRow {
   readonly references: number;
 }
 
+/** A trace as the worker sends it: `trace` without the outcomes' misses, and the verdict of each line. */
+export type WorkerTrace = { ok: true; trace: Trace; ms: number; verdicts: LineVerdict[] } | { ok: false; error: string };
+
 export type Comparison = { readonly ok: true; readonly report: DiffReport; readonly ms: number } | { readonly ok: false; readonly error: string };
 
 export interface Position {
@@ -75,8 +78,8 @@ export interface EngineMethods {
   drop: { params: { key: string }; result: null };
   diagnostics: { params: { key: string; options: DiagnosticsOptions }; result: DumpDiagnostics };
   hover: { params: { key: string } & Position; result: HoverResult | null };
-  /** The outline, flattened (tables first, then chains in table order), `limit` rows from `offset`. */
-  outline: { params: { key: string; offset: number; limit: number }; result: Page<OutlineRow> };
+  /** The outline, flattened (tables first, then chains in table order; at most `max` chains), `limit` rows from `offset`. */
+  outline: { params: { key: string; offset: number; limit: number; max: number }; result: Page<OutlineRow> };
   /** The first `max` folds in line order (the editor keeps no more than editor.foldingMaximumRegions). */
   folding: { params: { key: string; max: number }; result: Page<Fold> };
   definition: { params: { key: string } & Position; result: Range | null };
@@ -89,7 +92,11 @@ export interface EngineMethods {
   quickFixes: { params: { key: string; code: string; range: Range }; result: QuickFix[] };
   suggest: { params: { key: string; query: string; limit: number }; result: PacketSuggestion[] };
   packetReaching: { params: { key: string; table: string; chain: string }; result: string | null };
-  trace: { params: { key: string; packet: string; node: NodeConfig }; result: EditorTrace };
+  /**
+   * A trace with why-not. What crosses is light: each outcome's `misses` (100k on a 320k-rule dump) stay
+   * in the worker, which sends the per-line verdicts the CodeLens and highlights need instead.
+   */
+  trace: { params: { key: string; packet: string; node: NodeConfig }; result: WorkerTrace };
   /** Compares two parses held by this worker. */
   diff: { params: { oldKey: string; newKey: string; node: NodeConfig }; result: Comparison };
   /** The worker's heap, for the log and the bench. */

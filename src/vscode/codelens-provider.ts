@@ -97,7 +97,10 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
       const errors = session.trace.fileErrors;
       if (errors) out.push(new vscode.CodeLens(lineStart(0), { title: `$(warning) ${errors.message}`, tooltip: errors.message, command: COMMANDS.showFlowDiagram, arguments: [doc.uri] }));
       const n = session.trace.outcomes.length;
+      // A trace through a big dump evaluates thousands of rules: their lenses near the visible lines only.
+      const w = session.verdicts.size <= ALL_LENSES ? null : this.windowFor(doc);
       for (const v of session.verdicts.values()) {
+        if (w && (v.line < w.fromLine || v.line > w.toLine)) continue;
         const title = lensTitle(v, n);
         if (title) out.push(new vscode.CodeLens(lineStart(v.line), { title, command: COMMANDS.showFlowDiagram, arguments: [doc.uri] }));
       }

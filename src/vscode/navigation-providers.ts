@@ -5,6 +5,8 @@ import { toDocumentSymbol, toFoldingRange, toLocation, toRange, toWorkspaceEdit 
 import type { DumpStore } from './dump-store.ts';
 
 const OUTLINE_PAGE = 1000;
+/** Chains listed in the outline at most (the rest is one row per table saying how many). */
+const OUTLINE_CHAINS = 5000;
 
 export class DumpNavigation implements vscode.DocumentSymbolProvider, vscode.FoldingRangeProvider, vscode.DefinitionProvider, vscode.ReferenceProvider, vscode.RenameProvider {
   constructor(private readonly store: DumpStore) {}
@@ -28,7 +30,7 @@ export class DumpNavigation implements vscode.DocumentSymbolProvider, vscode.Fol
   async provideDocumentSymbols(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.DocumentSymbol[] | undefined> {
     const tables: vscode.DocumentSymbol[] = [];
     for (let offset = 0; ; offset += OUTLINE_PAGE) {
-      const page = await this.ask(doc, token, 'outline', { offset, limit: OUTLINE_PAGE });
+      const page = await this.ask(doc, token, 'outline', { offset, limit: OUTLINE_PAGE, max: OUTLINE_CHAINS });
       if (!page) return undefined;
       for (const row of page.items) {
         const sym = toDocumentSymbol({ ...row, children: [] });

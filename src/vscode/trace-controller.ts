@@ -8,7 +8,8 @@ import { traceDiagram } from '../editor/diagram.ts';
 import { readFromDiskNote } from '../editor/large-file.ts';
 import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fields.ts';
 import { checkPacketText, pushHistory } from '../editor/packet-suggest.ts';
-import { type EditorTrace, traceSummary } from '../editor/run-trace.ts';
+import { traceSummary } from '../editor/run-trace.ts';
+import type { WorkerTrace } from '../shared/engine-protocol.ts';
 import type { Settings } from '../editor/settings.ts';
 import type { Trace } from '../engine/api.ts';
 import type { DiagramModel, PacketFields } from '../shared/protocol.ts';
@@ -106,7 +107,7 @@ export class TraceController {
   async run(a: Analysis, packet: string, focusDiagram: boolean, openDiagram = false): Promise<boolean> {
     const settings = this.settings();
     for (const p of settings.problems) void vscode.window.showWarningMessage(`Packet Lens settings: ${p}`);
-    let r: EditorTrace;
+    let r: WorkerTrace;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     try {
@@ -135,7 +136,7 @@ export class TraceController {
     }
     // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
     // from the editor, so the session (which refreshes CodeLens and highlights) is set last.
-    this.sessions.set(a.uri, packet, r.trace, a.version);
+    this.sessions.set(a.uri, packet, r.trace, a.version, r.verdicts);
     vscode.window.setStatusBarMessage(`Packet Lens: ${traceSummary(r.trace)} (${r.ms.toFixed(1)} ms)`, 8000);
     return true;
   }

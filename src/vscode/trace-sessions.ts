@@ -21,8 +21,9 @@ export class TraceSessions implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.emitter.event;
 
-  set(uri: vscode.Uri, packet: string, trace: Trace, version: number): TraceSession {
-    const verdicts = traceLineVerdicts(trace);
+  /** `lineVerdicts`: computed where the trace ran (the engine worker), else from `trace`'s misses here. */
+  set(uri: vscode.Uri, packet: string, trace: Trace, version: number, lineVerdicts?: readonly LineVerdict[]): TraceSession {
+    const verdicts = lineVerdicts ? new Map(lineVerdicts.map((v) => [v.line, v])) : traceLineVerdicts(trace);
     const session: TraceSession = { uri, packet, trace, version, verdicts, marks: traceMarks(verdicts) };
     this.sessions.set(uri.toString(), session);
     void vscode.commands.executeCommand('setContext', 'packetlens.hasTrace', true);

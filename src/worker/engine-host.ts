@@ -18,6 +18,7 @@ import { quickFixes } from '../editor/quick-fixes.ts';
 import { lineSpan } from '../editor/ranges.ts';
 import { traceText } from '../editor/run-trace.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
+import { traceLineVerdicts } from '../editor/trace-lens.ts';
 import { diffRulesets, formatDiagnostic } from '../engine/api.ts';
 import type { ChainLensRow, Comparison, DumpSummary, DumpText, EngineMethods, EngineRequest, EngineResponse, Method, OutlineRow, Params, Result } from '../shared/engine-protocol.ts';
 
@@ -29,7 +30,7 @@ type Handlers = { [M in Method]: (p: Params<M>) => Result<M> | Promise<Result<M>
 export class EngineHost {
   private readonly docs = new Map<string, DumpIndex>();
   private readonly pieces = new Map<string, string[]>();
-  private readonly outlines = new WeakMap<DumpIndex, OutlineRow[]>();
+  private readonly outlines = new WeakMap<DumpIndex, OutlineSymbol[]>();
 
   constructor(
     /** Resolves after the messages already queued have been delivered (setTimeout/setImmediate). */
@@ -79,7 +80,7 @@ export class EngineHost {
     },
     hover: (p) => hoverAt(this.doc(p.key), p.line, p.character),
     outline: (p) => {
-      const rows = this.outlineRows(this.doc(p.key));
+      const rows = this.outlineRows(this.doc(p.key), p.max);
       return { items: rows.slice(p.offset, p.offset + p.limit), total: rows.length };
     },
     folding: (p) => {
@@ -115,22 +116,37 @@ export class EngineHost {
       const chain = index.chain(p.table, p.chain);
       return chain ? packetReaching(index, p.table, chain) : null;
     },
-    trace: (p) => traceText(this.doc(p.key), p.packet, p.node),
+    trace: (p) => {
+      const r = traceText(this.doc(p.key), p.packet, p.node);
+      if (!r.ok) return r;
+      const verdicts = [...traceLineVerdicts(r.trace).values()];
+      return { ok: true, ms: r.ms, verdicts, trace: { ...r.trace, outcomes: r.trace.outcomes.map((o) => ({ ...o, misses: [] })) } };
+    },
     diff: (p) => this.diff(p.oldKey, p.newKey, p.node),
     memory: () => ({ heapUsed: this.heapUsed() }),
   };
 
-  /** Tables first, then every table's chains: one flat list to page through. */
-  private outlineRows(index: DumpIndex): OutlineRow[] {
-    let rows = this.outlines.get(index);
-    if (rows) return rows;
-    const tree = outline(index);
-    const row = (sym: OutlineSymbol, parent: number): OutlineRow => ({ name: sym.name, kind: sym.kind, detail: sym.detail, range: sym.range, selectionRange: sym.selectionRange, parent });
-    rows = tree.map((t) => row(t, -1));
+  /**
+   * Tables first, then their chains: one flat list to page through, with at most `max` chains in all (each
+   * table gets its share, in file order); a table with more ends in one row that says how many are left
+   * out. VS Code copies a provider's whole answer on the extension host's thread: 110k symbols held it
+   * 2.4 s.
+   */
+  private outlineRows(index: DumpIndex, max: number): OutlineRow[] {
+    let tree = this.outlines.get(index);
+    if (!tree) this.outlines.set(index, (tree = outline(index)));
+    const row = (sym: Omit<OutlineSymbol, 'children'>, parent: number): OutlineRow => ({ name: sym.name, kind: sym.kind, detail: sym.detail, range: sym.range, selectionRange: sym.selectionRange, parent });
+    const rows = tree.map((t) => row(t, -1));
+    const total = tree.reduce((n, t) => n + t.children.length, 0);
     tree.forEach((t, i) => {
-      for (const c of t.children) rows!.push(row(c, i));
+      const share = total <= max ? t.children.length : Math.max(1, Math.floor((max * t.children.length) / total));
+      for (const c of t.children.slice(0, share)) rows.push(row(c, i));
+      const left = t.children.length - share;
+      if (left > 0) {
+        const at = t.children[share]!;
+        rows.push(row({ name: `… ${left.toLocaleString('en-US')} more chains`, kind: 'chain', detail: `the outline lists at most ${max.toLocaleString('en-US')} chains: search the file for the others`, range: at.range, selectionRange: at.selectionRange }, i));
+      }
     });
-    this.outlines.set(index, rows);
     return rows;
   }
 

@@ -189,11 +189,23 @@ export class Workbench {
     if (!box) throw new CheckFailure(`nothing to hover: ${locator} is not on screen`);
     const x = box.x + Math.min(box.width / 2, 30);
     const y = box.y + box.height / 2;
-    await this.page.mouse.move(x - 40, y - 40);
-    await this.page.mouse.move(x, y, { steps: 4 });
     const hover = this.page.locator('.monaco-hover-content', { hasText }).first();
+    // The editor drops a hover whose answer arrives after something redrew the lines (CodeLens arriving
+    // from the engine worker): as a user would, move off and back once if the first try shows nothing.
+    const approach = async () => {
+      await this.page.mouse.move(x - 40, y - 40);
+      await this.page.mouse.move(x, y, { steps: 4 });
+    };
+    await approach();
     try {
-      await hover.waitFor({ state: 'visible', timeout });
+      await hover.waitFor({ state: 'visible', timeout: timeout / 2 });
+      return hover;
+    } catch {
+      await this.page.mouse.move(2, 450);
+      await approach();
+    }
+    try {
+      await hover.waitFor({ state: 'visible', timeout: timeout / 2 });
     } catch {
       const seen = (await this.page.locator('.monaco-hover-content').allInnerTexts()).filter((t) => t.trim());
       throw new CheckFailure(`no hover containing "${hasText}" appeared (hovers on screen: ${seen.length ? clip(seen.join(' | ')) : 'none'})`);

@@ -74,9 +74,12 @@ describe('EngineHost', () => {
     const svc = lines.findIndex((l) => l.startsWith(':KUBE-SVC-'));
     const hover: { markdown: string } = await ask('hover', { key: 'd', line: svc, character: 3 });
     assert.match(hover.markdown, /user chain in table `nat`/);
-    const first: { items: { parent: number }[]; total: number } = await ask('outline', { key: 'd', offset: 0, limit: 3 });
+    const first: { items: { parent: number }[]; total: number } = await ask('outline', { key: 'd', offset: 0, limit: 3, max: 1e6 });
     assert.equal(first.items.length, 3);
     assert.ok(first.total > summary.chainCount, 'tables and chains');
+    const capped: { items: { name: string }[]; total: number } = await ask('outline', { key: 'd', offset: 0, limit: 1e6, max: 10 });
+    assert.ok(capped.total < 20, `at most 10 chains and one "more" row per table: ${capped.total} rows`);
+    assert.ok(capped.items.some((r) => /^… \d+ more chains$/.test(r.name)));
     const lenses: { items: { line: number }[]; total: number } = await ask('chainLenses', { key: 'd', fromLine: 0, toLine: 20, max: 1000 });
     assert.ok(lenses.items.every((l) => l.line <= 20));
     const all: { total: number } = await ask('chainLenses', { key: 'd', fromLine: 0, toLine: 1e9, max: 1000 });

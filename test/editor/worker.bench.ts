@@ -83,7 +83,7 @@ async function main(): Promise<void> {
       doc.request('diagnostics', { key: 'd', options: { maxRulesForFullCheck: 400000, maxDiagnostics: 5000 } }),
       doc.request('chainLenses', { key: 'd', fromLine: 0, toLine: 1000, max: 3000 }),
       (async () => {
-        for (let offset = 0, total = 1; offset < total; offset += 1000) total = (await doc.request('outline', { key: 'd', offset, limit: 1000 })).total;
+        for (let offset = 0, total = 1; offset < total; offset += 1000) total = (await doc.request('outline', { key: 'd', offset, limit: 1000, max: 5000 })).total;
       })(),
       doc.request('folding', { key: 'd', max: 5000 }),
     ]),
