@@ -120,3 +120,17 @@ describe('the diff says "identical" only with proof', () => {
   });
 
 });
+
+describe('representative packets name no real host where the range allows (issue 17)', () => {
+  it('takes an outside client from a documentation range inside the class range', () => {
+    const head = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n';
+    const a = parseIptables(`${head}COMMIT\n`, { file: 'old.rules' });
+    const b = parseIptables(`${head}-A INPUT -s 192.0.0.0/8 -p tcp --dport 22 -j DROP\nCOMMIT\n`, { file: 'new.rules' });
+    const r = diffRulesets(a, b, { node: { addresses: ['10.0.0.1'] } });
+    assert.ok(r.ok);
+    const c = r.report.changes.find((x) => x.class.extent.src === '192.0.0.0/8' && x.class.extent.dst === '10.0.0.1');
+    assert.ok(c, r.report.changes.map((x) => x.class.packet).join('; '));
+    // 192.0.0.1 (the range's second address) is a real host; 192.0.2.10 is RFC 5737 TEST-NET-1.
+    assert.match(c.class.packet, /^tcp 192\.0\.2\.10:\d+ -> 10\.0\.0\.1:22/);
+  });
+});

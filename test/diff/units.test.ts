@@ -72,3 +72,12 @@ describe('diff building blocks', () => {
     assert.equal(summaryLine(12, 3), '12 packet classes change · 3 Services affected');
   });
 });
+
+describe('addrRepresentative', () => {
+  it('prefers a documentation address, else the ordinary value', async () => {
+    const { addrRepresentative } = await import('../../src/engine/diff/space.ts');
+    assert.equal(addrRepresentative(6, { lo: 0x2001n << 112n, hi: (0x2002n << 112n) - 1n }, []), (0x20010db8n << 96n) + 10n);
+    assert.equal(addrRepresentative(4, { lo: 0xc0000200n + 20n, hi: 0xc0000300n }, []), 0xc0000200n + 21n);
+    assert.equal(addrRepresentative(4, { lo: 0x0a000000n, hi: 0x0affffffn }, []), 0x0a000001n);
+  });
+});

@@ -10,7 +10,7 @@ import type { Family } from '../net/addr.ts';
 import { formatAddr, parseAddr } from '../net/addr.ts';
 import { hasPorts, protoName } from '../eval/packet.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
-import { PORT_SPACE, type Span, addrSpace, addrValue, formatAddrSpan, formatPortSpan, representative, valueAddr } from './space.ts';
+import { PORT_SPACE, type Span, addrRepresentative, addrSpace, addrValue, formatAddrSpan, formatPortSpan, representative, valueAddr } from './space.ts';
 import type { ClassExtent } from './types.ts';
 
 export type ProtoSet = { readonly only: number } | { readonly except: readonly number[] };
@@ -70,10 +70,9 @@ function addrOf(text: string | undefined, family: Family): bigint | undefined {
 export function boxInput(family: Family, box: Box, prev: PacketInput | null, extra: { in?: string; mark?: number; ctstate?: string }): PacketInput | null {
   const proto = protoRep(family, box.proto);
   if (proto === null) return null;
-  const unit = family === 4 ? 1n << 24n : 1n << 120n;
   const pick = (s: Span, pref: bigint[], old: string | undefined) => {
     const o = addrOf(old, family);
-    const v = o !== undefined && inSpan(s, o) ? o : representative(s, pref, unit);
+    const v = o !== undefined && inSpan(s, o) ? o : addrRepresentative(family, s, pref);
     return formatAddr(valueAddr(family, v));
   };
   const input: Record<string, unknown> = { protocol: protoName(proto), src: pick(box.src, PREFERRED_SRC[family], prev?.src), dst: pick(box.dst, PREFERRED_DST[family], prev?.dst), from: box.from };

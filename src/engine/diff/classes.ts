@@ -13,7 +13,7 @@ import type { PacketInput } from '../eval/packet-spec.ts';
 import { formatAddr } from '../net/addr.ts';
 import type { Ctx } from './contexts.ts';
 import { type RuleFacts, ruleFacts } from './facts.ts';
-import { PORT_SPACE, type Span, addrSpace, atoms, formatAddrSpan, formatPortSpan, representative, valueAddr } from './space.ts';
+import { PORT_SPACE, type Span, addrRepresentative, addrSpace, atoms, formatAddrSpan, formatPortSpan, representative, valueAddr } from './space.ts';
 import type { ClassExtent } from './types.ts';
 import { type Box, type ProtoSet, boxExtent, boxInput, wholeBox } from './box.ts';
 
@@ -50,11 +50,10 @@ interface Dim<T> {
 }
 
 function addrDim(env: ClassEnv, bounds: Span, cuts: Span[], preferred: bigint[], skip: readonly bigint[] = []): Dim<string> {
-  const unit = env.family === 4 ? 1n << 24n : 1n << 120n;
   return {
     values: atoms(bounds, cuts)
       .filter((a) => !(a.lo === a.hi && skip.includes(a.lo)))
-      .map((a) => ({ value: formatAddr(valueAddr(env.family, representative(a, preferred, unit))), label: formatAddrSpan(env.family, a), span: a })),
+      .map((a) => ({ value: formatAddr(valueAddr(env.family, addrRepresentative(env.family, a, preferred))), label: formatAddrSpan(env.family, a), span: a })),
   };
 }
 

@@ -75,6 +75,32 @@ export function representative(atom: Span, preferred: readonly bigint[], unit = 
   return atom.hi - atom.lo >= 2n ? atom.lo + 1n : atom.lo;
 }
 
+/** Documentation ranges (RFC 5737, RFC 3849): addresses a report can show without naming a real host. */
+const DOC_RANGES: Record<Family, readonly Span[]> = {
+  4: [
+    { lo: 0xcb007100n, hi: 0xcb0071ffn },
+    { lo: 0xc6336400n, hi: 0xc63364ffn },
+    { lo: 0xc0000200n, hi: 0xc00002ffn },
+  ],
+  6: [{ lo: 0x20010db8n << 96n, hi: (0x20010db8n << 96n) | ((1n << 96n) - 1n) }],
+};
+
+/**
+ * The address that stands for an atom: a preferred one inside it, else one of a documentation range
+ * (its `.10`, or the first host of the part inside the atom), else `representative`'s ordinary value.
+ */
+export function addrRepresentative(family: Family, atom: Span, preferred: readonly bigint[]): bigint {
+  for (const p of preferred) if (atom.lo <= p && p <= atom.hi) return p;
+  for (const r of DOC_RANGES[family]) {
+    const lo = r.lo > atom.lo ? r.lo : atom.lo;
+    const hi = r.hi < atom.hi ? r.hi : atom.hi;
+    if (lo > hi) continue;
+    if (lo <= r.lo + 10n && r.lo + 10n <= hi) return r.lo + 10n;
+    return hi - lo >= 2n ? lo + 1n : lo;
+  }
+  return representative(atom, [], family === 4 ? 1n << 24n : 1n << 120n);
+}
+
 /** `10.0.0.0/8`, `10.1.2.3`, or `10.0.0.0–10.0.0.9` when the atom is not one network. */
 export function formatAddrSpan(family: Family, s: Span): string {
   const bits = family === 4 ? 32 : 128;
