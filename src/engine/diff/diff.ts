@@ -32,7 +32,7 @@ import { JumpGraph, targetName } from './graph.ts';
 import { changedChains, chainKey } from './normalize.ts';
 import { relevantChains, transparentJump } from './relevant.ts';
 import { type Span, addrValue, netSpan } from './space.ts';
-import { type Family, parseNet } from '../net/addr.ts';
+import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
 import type { ClassChange, DiffGroup, DiffGroupKey, DiffReport, DiffResult, DiffRuleRef, DiffSide } from './types.ts';
 
@@ -80,6 +80,31 @@ function packetText(c: PacketClass, sport: number | null): string {
   if (i.icmpType !== undefined) extra.push(`type=${i.icmpType}`, `code=${i.icmpCode ?? 0}`);
   const text = describePacketInput({ ...i, sport: sport ?? undefined });
   return [text, ...extra].join(' ') + (c.affinity.length ? `  (client in recent list ${c.affinity.join(', ')})` : '');
+}
+
+/**
+ * Without a node address the node is a symbolic stand-in (eval/node.ts) whose digits must never reach the
+ * user: a class whose address is the stand-in shows it as `node(eth0)`, which `--packet` also reads.
+ */
+function withNodeLabel(c: ClassChange, node: NodeModel): ClassChange {
+  const label = (text: string): string => {
+    const a = parseAddr(text);
+    return a && node.isSymbolicAddr(a) ? node.symbolicLabel : text;
+  };
+  // Addresses in `--packet` syntax: `a.b.c.d`, `a.b.c.d:port`, `v6`, `[v6]:port`, each a space-separated word.
+  const packet = c.class.packet
+    .split(' ')
+    .map((w) => {
+      const v6 = /^\[([^\]]+)\](:\d+)?$/.exec(w);
+      if (v6) return label(v6[1]!) === v6[1] ? w : `${label(v6[1]!)}${v6[2] ?? ''}`;
+      const v4 = /^(\d{1,3}(?:\.\d{1,3}){3})(:\d+)?$/.exec(w);
+      if (v4) return label(v4[1]!) === v4[1] ? w : `${label(v4[1]!)}${v4[2] ?? ''}`;
+      return label(w);
+    })
+    .join(' ');
+  const { src, dst } = c.class.extent;
+  if (packet === c.class.packet && label(src) === src && label(dst) === dst) return c;
+  return { ...c, class: { ...c.class, packet, extent: { ...c.class.extent, src: label(src), dst: label(dst) } } };
 }
 
 function groupTitle(k: DiffGroupKey): string {
@@ -227,6 +252,7 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
   mergeAdjacent(changes, boxes, env);
   dropRedundant(changes, boxes, family);
   canonical(changes, boxes, env);
+  for (let i = 0; i < changes.length; i++) changes[i] = withNodeLabel(changes[i]!, node);
   if (limited) approximations.push(`more than ${maxClasses} packet classes: the rest were not traced`);
   for (const [reason, n] of openReasons) approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
   if (approxClasses) approximations.push(`${approxClasses} changed class${approxClasses === 1 ? ' is' : 'es are'} approximate (see each class)`);
