@@ -15,6 +15,8 @@ export interface Limits {
   readonly chainLensMaxChains: number;
   /** Kubernetes YAML files read at most for one cluster's manifests. */
   readonly maxManifestFiles: number;
+  /** A comparison of two dumps runs at most this long in its worker (seconds). */
+  readonly compareTimeoutSeconds: number;
 }
 
 export interface Settings {
@@ -34,7 +36,7 @@ export interface Settings {
   readonly serviceLenses: boolean;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxFileSizeMB: 128, fullCheckMaxRules: 400_000, maxDiagnostics: 5_000, chainLensMaxChains: 200_000, maxManifestFiles: 2_000 };
+export const DEFAULT_LIMITS: Limits = { maxFileSizeMB: 128, fullCheckMaxRules: 400_000, maxDiagnostics: 5_000, chainLensMaxChains: 200_000, maxManifestFiles: 2_000, compareTimeoutSeconds: 600 };
 
 /** Reads one setting: `get(key)` returns what the user configured (or the contributed default). */
 export type SettingGetter = (key: string) => unknown;
@@ -86,6 +88,7 @@ export function readSettings(get: SettingGetter): Settings {
       maxDiagnostics: positive(get('limits.maxDiagnostics'), DEFAULT_LIMITS.maxDiagnostics),
       chainLensMaxChains: positive(get('limits.chainLensMaxChains'), DEFAULT_LIMITS.chainLensMaxChains),
       maxManifestFiles: positive(get('limits.maxManifestFiles'), DEFAULT_LIMITS.maxManifestFiles),
+      compareTimeoutSeconds: positive(get('limits.compareTimeoutSeconds'), DEFAULT_LIMITS.compareTimeoutSeconds),
     },
     openDiagram: get('trace.openDiagram') !== false,
     chainLenses: get('codeLens.chains') !== false,

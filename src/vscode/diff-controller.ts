@@ -29,8 +29,6 @@ export type { Comparison };
 const DUMP_NAME = /(\.(rules|iptables|ipt)$)|(^|\/)rules\.v[46]$|(^|\/)ip6?tables-save[^/]*$/i;
 const DUMP_GLOB = '**/{*.rules,*.iptables,*.ipt,rules.v4,rules.v6,iptables-save*,ip6tables-save*}';
 const CACHE_SIZE = 6;
-/** How long a comparison may run in its worker before it is stopped. */
-const DIFF_DEADLINE_MS = 120_000;
 
 /** A side of a comparison is a dump when its document has the language, or its name says so. */
 export function isDumpUri(uri: vscode.Uri): boolean {
@@ -149,10 +147,13 @@ export class BehaviourDiffs implements vscode.Disposable {
     const worker = new EngineWorker(this.store.spawn);
     this.jobs.set(pairKey, { key, worker });
     let timedOut = false;
+    // How long a comparison may run in its worker (setting packetlens.limits.compareTimeoutSeconds): two
+    // 320k-rule dumps take minutes on a busy 2-core machine, a hostile pair must still end.
+    const deadlineS = this.settings().limits.compareTimeoutSeconds;
     const timer = setTimeout(() => {
       timedOut = true;
       worker.terminate('the comparison ran past its deadline');
-    }, DIFF_DEADLINE_MS);
+    }, deadlineS * 1000);
     try {
       const max = this.settings().limits.maxFileSizeMB * 1048576;
       await a.sendTo(worker, 'old', max);
@@ -161,7 +162,7 @@ export class BehaviourDiffs implements vscode.Disposable {
       if (r.ok) this.log(`compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${r.ms.toFixed(0)} ms`);
       return r;
     } catch (e) {
-      if (timedOut) return { ok: false, error: `the comparison did not finish within ${DIFF_DEADLINE_MS / 1000} s and was stopped` };
+      if (timedOut) return { ok: false, error: `the comparison did not finish within ${deadlineS} s and was stopped (setting packetlens.limits.compareTimeoutSeconds)` };
       // Cancelled by a newer comparison: drop this one from the cache so nobody reuses its failure.
       this.cache.delete(key);
       throw e;
