@@ -3,18 +3,25 @@
  * iptables or IPVS mode) and `packetlens trace --manifests` (an end-to-end trace client → node → pod, in the
  * mode the manifests configure).
  */
-import { formatDiagnostic, type PacketInput } from '../engine/api.ts';
-import { renderIpvsadmList, renderIpvsadmRules } from '../engine/ipvs/render.ts';
-import { renderIpsetSave, renderIpvsNodeSave, renderIpvsRestore } from '../engine/kube/ipvs/render.ts';
-import { synthesizeIpvs } from '../engine/kube/ipvs/synth.ts';
-import { readManifests } from '../engine/kube/manifest/read.ts';
-import { buildClusterModel } from '../engine/kube/model/build.ts';
-import type { ClusterModel } from '../engine/kube/model/types.ts';
-import { synthesizeIptables } from '../engine/kube/synth/iptables.ts';
-import { renderKubeProxyRestore, renderNodeSave } from '../engine/kube/synth/render.ts';
-import { traceFromManifests } from '../engine/kube/e2e.ts';
-import { dumpNode } from '../engine/kube/dump-node.ts';
-import type { InferredAddress } from '../engine/eval/node.ts';
+import {
+  type ClusterModel,
+  type InferredAddress,
+  type PacketInput,
+  buildClusterModel,
+  dumpNode,
+  formatDiagnostic,
+  readManifests,
+  renderIpsetSave,
+  renderIpvsNodeSave,
+  renderIpvsRestore,
+  renderIpvsadmList,
+  renderIpvsadmRules,
+  renderKubeProxyRestore,
+  renderNodeSave,
+  synthesizeIpvs,
+  synthesizeIptables,
+  traceFromManifests,
+} from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
