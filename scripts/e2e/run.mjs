@@ -367,25 +367,7 @@ function readExtensionLog(dir) {
 
 /** "activated in 12.3 ms" from the extension's output channel log, when code-server kept it. */
 function findActivation(dir) {
-  const stack = [dir];
-  while (stack.length) {
-    const d = stack.pop();
-    let entries = [];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) stack.push(p);
-      else if (e.name.includes('Packet Lens')) {
-        const m = /activat(ed in [\d.]+ ms|ion failed[^\n]*)/.exec(fs.readFileSync(p, 'utf8'));
-        if (m) return m[0];
-      }
-    }
-  }
-  return null;
+  return /activat(ed in [\d.]+ ms|ion failed[^\n]*)/.exec(readExtensionLog(dir))?.[0] ?? null;
 }
 
 main().then(
