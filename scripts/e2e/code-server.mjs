@@ -34,6 +34,8 @@ export function quietSettings(extra = {}) {
     'remote.autoForwardPorts': false, // no "Your application running on port … is available" toasts
     'editor.codeLens': true,
     'editor.hover.delay': 150,
+    // A user "just trying" edits on an example dump (npm start) must not have them written to the file.
+    'files.autoSave': 'off',
     ...extra,
   };
 }
