@@ -55,13 +55,14 @@ function parseOptions() {
 const t0 = Date.now();
 const say = (m) => console.log(`[start] ${m}`);
 
-/** The headline trace, exactly as `packetlens trace` prints it; builds the CLI first on a tree without dist/. */
+/**
+ * The headline trace, exactly as `packetlens trace` prints it. The CLI is rebuilt first (about a second):
+ * a dist/ left from before a `git pull` would otherwise show the old engine's answers.
+ */
 function headlineTrace() {
   const cli = path.join(REPO, 'dist', 'cli.js');
-  if (!fs.existsSync(cli)) {
-    const b = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: REPO, stdio: 'inherit' });
-    if (b.status !== 0) throw new Error('building the CLI (node esbuild.mjs) failed');
-  }
+  const b = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) throw new Error('building the CLI (node esbuild.mjs) failed');
   console.log(`$ packetlens ${HEADLINE.map((a) => (/\s/.test(a) ? `"${a}"` : a)).join(' ')}`);
   const r = spawnSync(process.execPath, [cli, ...HEADLINE], { cwd: REPO, stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`packetlens ${HEADLINE.join(' ')} exited with ${r.status}`);
