@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { type SpawnWorker, inProcessPort, portWithFallback } from '../worker/client.ts';
-import { EngineHost } from '../worker/engine-host.ts';
+import { type SpawnWorker, portWithFallback } from '../worker/client.ts';
+import { inProcessEngine } from '../worker/engine-host.ts';
 
 /** The worker's heap limit: above what a 128 MB dump (packetlens.limits.maxFileSizeMB) needs. */
 const MAX_HEAP_MB = 3072;
@@ -36,10 +36,7 @@ export function workerSpawner(_extensionUri: unknown, log: (m: string) => void, 
           },
         };
       },
-      (receive) => {
-        const host = new EngineHost();
-        return inProcessPort((r) => host.handle(r), receive);
-      },
+      inProcessEngine,
       onMessage,
       onExit,
       log,

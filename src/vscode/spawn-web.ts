@@ -3,8 +3,8 @@
  * Worker running dist/web/worker.js. esbuild.mjs puts this module in place of spawn-node.ts in the web
  * bundle. Where no worker can start, the engine runs in-process (src/worker/client.ts).
  */
-import { type SpawnWorker, inProcessPort, portWithFallback } from '../worker/client.ts';
-import { EngineHost } from '../worker/engine-host.ts';
+import { type SpawnWorker, portWithFallback } from '../worker/client.ts';
+import { inProcessEngine } from '../worker/engine-host.ts';
 
 interface WebWorker {
   onmessage: ((e: { data: unknown }) => void) | null;
@@ -27,10 +27,7 @@ export function workerSpawner(extensionUri: { toString(skipEncoding?: boolean): 
         w.onerror = (e) => fail(e.message ?? 'the worker script failed', true);
         return { post: (m, transfer) => w.postMessage(m, transfer as ArrayBuffer[]), terminate: () => w.terminate() };
       },
-      (receive) => {
-        const host = new EngineHost();
-        return inProcessPort((r) => host.handle(r), receive);
-      },
+      inProcessEngine,
       onMessage,
       onExit,
       log,

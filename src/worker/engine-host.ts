@@ -17,6 +17,7 @@ import { packetReaching, suggestPackets } from '../editor/packet-suggest.ts';
 import { quickFixes } from '../editor/quick-fixes.ts';
 import { lineSpan } from '../editor/ranges.ts';
 import { traceText } from '../editor/run-trace.ts';
+import { type WorkerPort, inProcessPort } from './client.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
 import { traceLineVerdicts } from '../editor/trace-lens.ts';
 import { diffRulesets, formatDiagnostic } from '../engine/api.ts';
@@ -197,4 +198,10 @@ export class EngineHost {
 function textOf(source: Exclude<DumpText, { appended: true }>): string {
   if ('text' in source) return source.text;
   return new TextDecoder('utf-8').decode(source.bytes);
+}
+
+/** The engine on the calling thread, behind the same port as a worker: the fallback when none can start. */
+export function inProcessEngine(receive: (m: unknown) => void): WorkerPort {
+  const host = new EngineHost();
+  return inProcessPort((r) => host.handle(r), receive);
 }
