@@ -4,7 +4,7 @@
  * entry rules in KUBE-SERVICES / KUBE-NODEPORTS reach it, and its endpoints with the exact share of new
  * connections each one gets from the chain's `-m statistic` rules.
  */
-import { type Chain, ONE, type Rational, type Rule, complement, mul, targetNameOf } from '../engine/api.ts';
+import { type Chain, ONE, type Rational, type Rule, complement, loadsModule, mul, targetNameOf } from '../engine/api.ts';
 import type { DumpIndex } from './dump-index.ts';
 import { type RandomBranch, ruleRandomBranch } from './probability.ts';
 
@@ -126,7 +126,7 @@ export function distribution(index: DumpIndex, table: string, chain: Chain, unti
     if (until && rule.index > until.index) break;
     const t = targetNameOf(rule);
     if (!t || !index.chain(table, t.name)) continue;
-    if (/(^|\s)(-m|--match)\s+recent(\s|$)/.test(rule.raw)) {
+    if (loadsModule(rule, 'recent')) {
       affinity = true;
       continue;
     }

@@ -61,3 +61,4 @@ export { traceFromManifests, type ManifestTrace, type ManifestTraceResult, type 
 export { l2Announcer, type Announcement } from './kube/metallb.ts';
 export { serviceChainNames, endpointChainName } from './kube/hash.ts';
 export { formatPercent, outcomeHeadline } from './present.ts';
+export { loadsModule } from './iptables/rule-node.ts';

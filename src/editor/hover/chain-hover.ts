@@ -3,7 +3,7 @@
  * Service and port it serves, where it is entered and its endpoints with each one's exact share), how many
  * rules it has and who jumps to it.
  */
-import { type Chain, TABLE_HOOKS, type Table } from '../../engine/api.ts';
+import { type Chain, TABLE_HOOKS, type Table, loadsModule } from '../../engine/api.ts';
 import type { DumpIndex } from '../dump-index.ts';
 import { type Distribution, distribution, endpointOfSep, kubeChainKind, serviceEntries, serviceOfChain, sharesOfSep } from '../kube.ts';
 import { exactText, percentOf } from '../probability.ts';
@@ -52,8 +52,8 @@ export function chainHover(index: DumpIndex, table: Table, name: string): string
         lines.push('', `Gets ${percentOf(share.share)} (exactly ${exactText(share.share)}) of new connections through ${code(via)}`);
       }
     }
-  } else if (chain.rules.some((r) => r.raw.includes('statistic'))) {
-    // Only chains with random rules have shares; the text test spares compiling a long chain's rules.
+  } else if (chain.rules.some((r) => loadsModule(r, 'statistic'))) {
+    // Only chains with random rules have shares; loadsModule spares compiling a long chain's rules.
     const d = distribution(index, table.name, chain);
     if (d.shares.some((s) => s.branch)) lines.push('', 'Random branches:', ...distributionTable(d));
   }

@@ -176,7 +176,7 @@ export function transparentJump(g: JumpGraph, rule: Rule, key: string): boolean 
   for (const k of g.closure([key], 'out')) {
     for (const { rules } of g.rules(k)) {
       for (const r of rules) {
-        if (!(r instanceof IptRule) || /(^|\s)-m\s+recent\b/.test(r.raw)) return false;
+        if (!(r instanceof IptRule) || r.loadsModule('recent')) return false;
         const t = r.targetRef;
         if (t && !PASS_TARGETS.has(t.name) && !g.out(k).some((e) => e.rule === r)) return false;
       }

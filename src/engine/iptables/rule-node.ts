@@ -12,6 +12,13 @@ import { STANDARD_TARGETS } from '../targets/registry.ts';
 import { type PendingTarget, RuleSpecParser } from './rule.ts';
 import { TokenBuffer } from './tokenize.ts';
 
+const MODULE_WORD = new Map<string, RegExp>();
+
+/** Whether `rule` loads match module `name`, without compiling an iptables rule to find out. */
+export function loadsModule(rule: Rule, name: string): boolean {
+  return rule instanceof IptRule ? rule.loadsModule(name) : rule.matches.some((m) => m.module.name === name);
+}
+
 /** `-j NAME` / `-g NAME` as found when the dump was read. */
 export interface TargetRef {
   readonly kind: 'jump' | 'goto';
@@ -55,6 +62,18 @@ export class IptRule implements Rule {
 
   get table(): string {
     return this.tableRef.name;
+  }
+
+  /**
+   * Whether the rule loads match module `name` (`-m name` / `--match name`). Once compiled the answer
+   * comes from the compiled matches; before, from the words as read, so that long scans (chain hovers,
+   * the diff's transparent jumps, affinity) need not compile every rule to ask.
+   */
+  loadsModule(name: string): boolean {
+    if (this.compiled) return this.compiled.matches.some((m) => m.explicit && m.module.name === name);
+    let re = MODULE_WORD.get(name);
+    if (!re) MODULE_WORD.set(name, (re = new RegExp(`(?:^|\\s)(?:-m|--match)\\s+${name.replace(/[^\w-]/g, '')}(?=\\s|$)`)));
+    return re.test(this.raw.slice(this.specStart));
   }
 
   get range(): Range {
