@@ -25,7 +25,7 @@ export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssump
 export { kernelProbability } from './matches/statistic.ts';
 export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
 export { lintSteps } from './lint/lint.ts';
-export { chainReferences, targetNameOf, type ChainReference, type TargetName } from './lint/refs.ts';
+export { chainReferences, type ChainReference, type TargetName } from './lint/refs.ts';
 export { classifyTarget, type TargetEffectClass } from './lint/effects.ts';
 export { targetRange, type IpMatch, type MatchInstance, type Negatable, type TableKind } from './model.ts';
 export { type Rational, ONE, ZERO, rational, mul, add, complement, isZero, toNumber, format as formatRational } from './rational.ts';
@@ -61,4 +61,4 @@ export { traceFromManifests, type ManifestTrace, type ManifestTraceResult, type 
 export { l2Announcer, type Announcement } from './kube/metallb.ts';
 export { serviceChainNames, endpointChainName } from './kube/hash.ts';
 export { formatPercent, outcomeHeadline } from './present.ts';
-export { loadsModule } from './iptables/rule-node.ts';
+export { loadsModule, targetNameOf } from './iptables/rule-node.ts';

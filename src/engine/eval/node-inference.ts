@@ -17,7 +17,10 @@
 import type { Chain, Rule, Ruleset } from '../model.ts';
 import { formatAddr } from '../net/addr.ts';
 import type { InferredAddress } from './node.ts';
-import { parseNatRange } from '../targets/nat.ts';
+import type { NatRange } from '../targets/nat.ts';
+import { targetNameOf } from '../iptables/rule-node.ts';
+import type { PortSpec } from '../matches/ports.ts';
+import { inPortRange } from '../matches/util.ts';
 import type { IpsetStore } from '../ipset/store.ts';
 
 function hostRoute(rule: Rule): string | null {
@@ -33,7 +36,7 @@ function where(rs: Ruleset, rule: Rule): string {
 
 function nodePortAddresses(rs: Ruleset, services: Chain | undefined, out: InferredAddress[]): void {
   for (const rule of services?.rules ?? []) {
-    if (!rule.raw.includes('KUBE-NODEPORTS')) continue;
+    if (targetNameOf(rule)?.name !== 'KUBE-NODEPORTS') continue;
     const t = rule.target;
     if (!t || t.kind !== 'jump' || t.chain !== 'KUBE-NODEPORTS') continue;
     const addr = hostRoute(rule);
@@ -53,9 +56,8 @@ function snatSources(rs: Ruleset, nat: Map<string, Chain>, out: InferredAddress[
         seen.add(t.chain);
         queue.push(t.chain);
       }
-      if (!rule.raw.includes('SNAT') || t?.kind !== 'target' || t.module.name !== 'SNAT') continue;
-      const m = /--to-source\s+(\S+)|--to\s+(\S+)/.exec(rule.raw);
-      const range = m ? parseNatRange((m[1] ?? m[2])!) : null;
+      if (t?.kind !== 'target' || t.module.name !== 'SNAT') continue;
+      const range = (t.spec as { readonly range: NatRange | null }).range;
       const o = rule.ip.outIface;
       if (!range?.from || !range.to || range.from.n !== range.to.n || !o || o.negated || o.value.name.endsWith('+')) continue;
       const addr = formatAddr(range.from);
@@ -158,9 +160,11 @@ export function nodePortHint(rs: Ruleset, input: { protocol: string; dst: string
   if (input.dport === undefined || input.from === 'local' || !input.src || !isAddr(input.dst)) return null;
   const chain = rs.tables.get('nat')?.chains.get('KUBE-NODEPORTS');
   const proto = input.protocol.toLowerCase();
-  const port = new RegExp(`--dport ${input.dport}(?!\\d)`);
+  const dport = input.dport;
   for (const rule of chain?.rules ?? []) {
-    if (!port.test(rule.raw) || !new RegExp(`-p ${proto}\\b`).test(rule.raw)) continue;
+    if (rule.ip.protoName !== proto || rule.ip.proto?.negated) continue;
+    const ports = rule.matches.find((m) => m.module.name === proto)?.spec as PortSpec | undefined;
+    if (!ports?.dport || ports.dport.negated || !inPortRange(ports.dport.range, dport)) continue;
     return { rule, address: input.dst, from: where(rs, rule) };
   }
   return null;

@@ -19,6 +19,23 @@ export function loadsModule(rule: Rule, name: string): boolean {
   return rule instanceof IptRule ? rule.loadsModule(name) : rule.matches.some((m) => m.module.name === name);
 }
 
+/** The rule's `-j NAME` / `-g NAME` without compiling an iptables rule (null when it has none). */
+export function targetNameOf(rule: Rule): TargetRef | null {
+  if (rule instanceof IptRule) return rule.targetRef;
+  const t = rule.target;
+  if (!t) return null;
+  switch (t.kind) {
+    case 'verdict':
+      return { kind: 'jump', name: t.verdict, start: t.start, end: t.end };
+    case 'target':
+      return { kind: 'jump', name: t.module.name, start: t.start, end: t.end };
+    case 'unknown':
+      return { kind: 'jump', name: t.name, start: t.start, end: t.end };
+    default:
+      return { kind: t.kind, name: t.chain, start: t.start, end: t.end };
+  }
+}
+
 /** `-j NAME` / `-g NAME` as found when the dump was read. */
 export interface TargetRef {
   readonly kind: 'jump' | 'goto';

@@ -3,34 +3,12 @@
  * names the parser recorded, so that neither the editor nor the linter has to compile a 300k-rule dump's
  * rules to know who references whom.
  */
-import { IptRule } from '../iptables/rule-node.ts';
+import { type TargetRef, targetNameOf } from '../iptables/rule-node.ts';
 import type { Rule, Table } from '../model.ts';
 import { STANDARD_TARGETS } from '../targets/registry.ts';
 
 /** A rule's `-j NAME` / `-g NAME` as written: `start` is at the option, `end` after the name. */
-export interface TargetName {
-  readonly kind: 'jump' | 'goto';
-  readonly name: string;
-  readonly start: number;
-  readonly end: number;
-}
-
-/** The rule's target name without compiling the rule (null when it has no `-j`/`-g`). */
-export function targetNameOf(rule: Rule): TargetName | null {
-  if (rule instanceof IptRule) return rule.targetRef;
-  const t = rule.target;
-  if (!t) return null;
-  switch (t.kind) {
-    case 'verdict':
-      return { kind: 'jump', name: t.verdict, start: t.start, end: t.end };
-    case 'target':
-      return { kind: 'jump', name: t.module.name, start: t.start, end: t.end };
-    case 'unknown':
-      return { kind: 'jump', name: t.name, start: t.start, end: t.end };
-    default:
-      return { kind: t.kind, name: t.chain, start: t.start, end: t.end };
-  }
-}
+export type TargetName = TargetRef;
 
 /** One rule that jumps or goes to a chain; `nameStart`/`nameEnd` delimit the chain name on the line. */
 export interface ChainReference {

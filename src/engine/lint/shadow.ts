@@ -10,7 +10,7 @@ import type { Chain, Rule, Table } from '../model.ts';
 import { STANDARD_TARGETS } from '../targets/registry.ts';
 import { classifyTarget, isDeterministicModule, isFixedModule } from './effects.ts';
 import { type RuleCriteria, ruleCriteria } from './criteria.ts';
-import { targetNameOf } from './refs.ts';
+import { targetNameOf } from '../iptables/rule-node.ts';
 
 export interface Shadowing {
   /** The rule that never matches. */
