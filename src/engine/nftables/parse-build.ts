@@ -6,7 +6,7 @@
  * that only adds.
  */
 import type { Range } from '../diagnostics.ts';
-import type { NftChain, NftExpr, NftFamily, NftFlowtable, NftObject, NftRule, NftSet, NftTable } from './ast.ts';
+import type { NftChain, NftExpr, NftFamily, NftFlowtable, NftLog, NftObject, NftRule, NftSet, NftTable } from './ast.ts';
 import type { Cursor } from './parse-cursor.ts';
 
 /** Elements kept per set: beyond this a set is cut short with a diagnostic (bounded memory and time). */
@@ -197,4 +197,10 @@ export function elementKey(e: NftExpr): string {
   const v = e.kind === 'mapping' ? e.key : e;
   const inner = v.kind === 'elem' ? v.value : v;
   return JSON.stringify(inner, (k, x: unknown) => (k === 'range' ? undefined : x));
+}
+
+/** A `log` statement from the fields either syntax gave; absent fields stay absent, as nft prints them. */
+export function logStatement(f: { prefix?: string; level?: string; group?: number; snaplen?: number; queueThreshold?: number }, flags: readonly string[], range: Range): NftLog {
+  const present = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined));
+  return { kind: 'log', ...present, flags, range };
 }

@@ -6,6 +6,7 @@
  */
 import type { Range } from '../diagnostics.ts';
 import type { NftExpr, NftFamily, NftMatchOp, NftStmt, NftVerdictName } from './ast.ts';
+import { logStatement } from './parse-build.ts';
 import { jget, type JNode } from './parse-json-reader.ts';
 
 export interface JsonCtx {
@@ -264,14 +265,5 @@ function jsonLog(v: JNode, range: Range): NftStmt {
   const group = num(jget(v, 'group'));
   const snaplen = num(jget(v, 'snaplen'));
   const queueThreshold = num(jget(v, 'queue-threshold'));
-  return {
-    kind: 'log',
-    ...(prefix !== undefined ? { prefix } : {}),
-    ...(level !== undefined ? { level } : {}),
-    ...(group !== undefined ? { group } : {}),
-    ...(snaplen !== undefined ? { snaplen } : {}),
-    ...(queueThreshold !== undefined ? { queueThreshold } : {}),
-    flags: strList(jget(v, 'flags')),
-    range,
-  };
+  return logStatement({ prefix, level, group, snaplen, queueThreshold }, strList(jget(v, 'flags')), range);
 }

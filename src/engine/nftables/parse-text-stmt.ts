@@ -5,6 +5,7 @@
  * and the evaluator can say it cannot judge it.
  */
 import type { NftExpr, NftFamily, NftMatchOp, NftReject, NftStmt } from './ast.ts';
+import { logStatement } from './parse-build.ts';
 import type { Cursor } from './parse-cursor.ts';
 import { tokRange, type Tok } from './parse-tokenizer.ts';
 import { describe, parseKeyConcat, parseValue, parseValueAtom, parseValueConcat, parseSetBlock, startsKeyExpr } from './parse-text-expr.ts';
@@ -257,16 +258,7 @@ function parseLog(cur: Cursor): NftStmt {
       }
     } else break;
   }
-  return {
-    kind: 'log',
-    ...(prefix !== undefined ? { prefix } : {}),
-    ...(level !== undefined ? { level } : {}),
-    ...(group !== undefined ? { group } : {}),
-    ...(snaplen !== undefined ? { snaplen } : {}),
-    ...(queueThreshold !== undefined ? { queueThreshold } : {}),
-    flags,
-    range: tokRange(t, cur.prev()),
-  };
+  return logStatement({ prefix, level, group, snaplen, queueThreshold }, flags, tokRange(t, cur.prev()));
 }
 
 /** `limit rate [over] 10/second [burst 5 packets]`, `limit rate 1 mbytes/second [burst 2 mbytes]`. */
