@@ -16,7 +16,18 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
-      'no-restricted-exports': ['error', { restrictDefaultExports: { direct: true, named: true, defaultFrom: true, namedFrom: true, namespaceFrom: true } }],
+      'no-restricted-exports': [
+        'error',
+        {
+          restrictDefaultExports: {
+            direct: true,
+            named: true,
+            defaultFrom: true,
+            namedFrom: true,
+            namespaceFrom: true,
+          },
+        },
+      ],
     },
   },
   {
@@ -32,7 +43,9 @@ export default tseslint.config(
         'error',
         {
           paths: ['vscode', 'fs', 'child_process', 'path', 'os'],
-          patterns: [{ group: ['node:*'], message: 'src/engine must not use Node-only modules: it also runs in a browser.' }],
+          patterns: [
+            { group: ['node:*'], message: 'src/engine must not use Node-only modules: it also runs in a browser.' },
+          ],
         },
       ],
       'no-restricted-globals': ['error', 'process', 'require', 'Buffer'],

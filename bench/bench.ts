@@ -18,45 +18,67 @@ const outDir = join('bench', 'out');
 mkdirSync(outDir, { recursive: true });
 // Measure the engine as it ships (an esbuild bundle), not through a development-time TypeScript loader.
 const measure = join(outDir, 'measure.cjs');
-void build({ entryPoints: ['bench/measure.ts'], outfile: measure, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' }).then(run);
+void build({
+  entryPoints: ['bench/measure.ts'],
+  outfile: measure,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  logLevel: 'warning',
+}).then(run);
 
 function run(): void {
-const rows: Record<string, number | string>[] = [];
-for (const services of [1000, 10000]) {
-  const file = join(outDir, `kube-${services}x10.rules`);
-  writeFileSync(file, generateKubeProxyDump(services, 10));
-  const r = spawnSync(process.execPath, [measure, file, String(services), '10'], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (r.status !== 0) {
-    console.error(r.stderr);
-    process.exit(1);
+  const rows: Record<string, number | string>[] = [];
+  for (const services of [1000, 10000]) {
+    const file = join(outDir, `kube-${services}x10.rules`);
+    writeFileSync(file, generateKubeProxyDump(services, 10));
+    const r = spawnSync(process.execPath, [measure, file, String(services), '10'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
+    if (r.status !== 0) {
+      console.error(r.stderr);
+      process.exit(1);
+    }
+    const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number | string>;
+    let restore = 'n/a (iptables not installed)';
+    try {
+      execFileSync('iptables-nft-restore', ['--version'], { stdio: 'ignore' });
+      const t0 = performance.now();
+      const res = spawnSync('iptables-nft-restore', ['--test', file], { stdio: 'ignore' });
+      restore =
+        res.status === 0 ? `${(performance.now() - t0).toFixed(0)} ms` : `failed (exit ${res.status}; needs root)`;
+    } catch {
+      // not installed
+    }
+    row.iptablesNftRestoreTest = restore;
+    rows.push(row);
   }
-  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number | string>;
-  let restore = 'n/a (iptables not installed)';
-  try {
-    execFileSync('iptables-nft-restore', ['--version'], { stdio: 'ignore' });
-    const t0 = performance.now();
-    const res = spawnSync('iptables-nft-restore', ['--test', file], { stdio: 'ignore' });
-    restore = res.status === 0 ? `${(performance.now() - t0).toFixed(0)} ms` : `failed (exit ${res.status}; needs root)`;
-  } catch {
-    // not installed
-  }
-  row.iptablesNftRestoreTest = restore;
-  rows.push(row);
-}
-console.log('packetlens bench (kube-proxy iptables-mode dumps, ClusterIP Services × 10 endpoints)\n');
-const cols: [string, string][] = [
-  ['services', 'services'], ['rules', 'rules'], ['MB', 'megabytes'], ['parse ms', 'parseMedianMs'],
-  ['iptables-nft-restore --test', 'iptablesNftRestoreTest'], ['validate all ms', 'validateAllMs'],
-  ['trace ms/pkt', 'traceMsPerPacket'], ['trace+why-not ms/pkt', 'traceWhyNotMsPerPacket'],
-  ['peak RSS MB (parse)', 'peakRssAfterParseMB'], ['peak RSS MB (validated)', 'peakRssAfterValidateMB'],
-];
-console.log(cols.map(([h]) => h).join(' | '));
-for (const r of rows) console.log(cols.map(([h, k]) => String(r[k]).padEnd(h.length)).join(' | '));
-const [small, big] = rows;
-console.log(`\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`);
-console.log(JSON.stringify(rows));
-// Then: two 320k-rule dumps compared with `packetlens diff`'s engine (bench/diff-bench.ts), and the
-// synthesis of 10k Services from manifests (bench/synth-bench.ts), and the nftables parsers on a
-// kube-proxy nftables-mode ruleset beside `nft -c -f` (bench/nft-bench.ts).
-void runDiffBench().then(runSynthBench).then(() => runNftBench());
+  console.log('packetlens bench (kube-proxy iptables-mode dumps, ClusterIP Services × 10 endpoints)\n');
+  const cols: [string, string][] = [
+    ['services', 'services'],
+    ['rules', 'rules'],
+    ['MB', 'megabytes'],
+    ['parse ms', 'parseMedianMs'],
+    ['iptables-nft-restore --test', 'iptablesNftRestoreTest'],
+    ['validate all ms', 'validateAllMs'],
+    ['trace ms/pkt', 'traceMsPerPacket'],
+    ['trace+why-not ms/pkt', 'traceWhyNotMsPerPacket'],
+    ['peak RSS MB (parse)', 'peakRssAfterParseMB'],
+    ['peak RSS MB (validated)', 'peakRssAfterValidateMB'],
+  ];
+  console.log(cols.map(([h]) => h).join(' | '));
+  for (const r of rows) console.log(cols.map(([h, k]) => String(r[k]).padEnd(h.length)).join(' | '));
+  const [small, big] = rows;
+  console.log(
+    `\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`,
+  );
+  console.log(JSON.stringify(rows));
+  // Then: two 320k-rule dumps compared with `packetlens diff`'s engine (bench/diff-bench.ts), and the
+  // synthesis of 10k Services from manifests (bench/synth-bench.ts), and the nftables parsers on a
+  // kube-proxy nftables-mode ruleset beside `nft -c -f` (bench/nft-bench.ts).
+  void runDiffBench()
+    .then(runSynthBench)
+    .then(() => runNftBench());
 }

@@ -22,25 +22,57 @@ export async function runDiffBench(): Promise<void> {
   const outDir = join('bench', 'out');
   mkdirSync(outDir, { recursive: true });
   const measure = join(outDir, 'diff-measure.cjs');
-  await build({ entryPoints: ['bench/diff-measure.ts'], outfile: measure, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['bench/diff-measure.ts'],
+    outfile: measure,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const oldText = generateKubeProxyDump(SERVICES, ENDPOINTS);
   const oldFile = join(outDir, `diff-old-${SERVICES}x${ENDPOINTS}.rules`);
   const newFile = join(outDir, `diff-new-${SERVICES}x${ENDPOINTS}.rules`);
   writeFileSync(oldFile, oldText);
   writeFileSync(newFile, dropLastEndpoint(oldText, CHANGED, ENDPOINTS));
-  const r = spawnSync(process.execPath, [measure, '--measure', oldFile, newFile], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const r = spawnSync(process.execPath, [measure, '--measure', oldFile, newFile], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   if (r.status !== 0) {
     console.error(r.stderr);
     process.exitCode = 1;
     return;
   }
-  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as { services: string[]; totalMs: number } & Record<string, unknown>;
-  const expected = CHANGED.map((i) => serviceAt(i, ENDPOINTS).name).sort();
+  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as { services: string[]; totalMs: number } & Record<
+    string,
+    unknown
+  >;
+  const expected = CHANGED.map(i => serviceAt(i, ENDPOINTS).name).sort();
   const exact = JSON.stringify([...row.services].sort()) === JSON.stringify(expected);
-  console.log(`\npacketlens diff bench (two kube-proxy dumps, ${SERVICES} Services × ${ENDPOINTS} endpoints, ${CHANGED.length} Services lose an endpoint)\n`);
-  console.log('rules (old/new) | read ms | parse ms (both) | diff ms | total ms | changed chains | classes traced | changed classes | peak RSS MB');
-  console.log([`${(row.rules as number[]).join('/')}`, row.readMs, row.parseMs, row.diffMs, row.totalMs, row.changedChains, row.classesTraced, row.changes, row.peakRssMB].join(' | '));
-  console.log(`\n${row.summary}; ${exact ? `exactly the ${CHANGED.length} changed Services` : `WRONG Services: ${row.services.join(', ')} (expected ${expected.join(', ')})`}; ${row.totalMs <= BUDGET_MS ? 'within' : 'OVER'} the ${BUDGET_MS / 1000} s budget`);
+  console.log(
+    `\npacketlens diff bench (two kube-proxy dumps, ${SERVICES} Services × ${ENDPOINTS} endpoints, ${CHANGED.length} Services lose an endpoint)\n`,
+  );
+  console.log(
+    'rules (old/new) | read ms | parse ms (both) | diff ms | total ms | changed chains | classes traced | changed classes | peak RSS MB',
+  );
+  console.log(
+    [
+      `${(row.rules as number[]).join('/')}`,
+      row.readMs,
+      row.parseMs,
+      row.diffMs,
+      row.totalMs,
+      row.changedChains,
+      row.classesTraced,
+      row.changes,
+      row.peakRssMB,
+    ].join(' | '),
+  );
+  console.log(
+    `\n${row.summary}; ${exact ? `exactly the ${CHANGED.length} changed Services` : `WRONG Services: ${row.services.join(', ')} (expected ${expected.join(', ')})`}; ${row.totalMs <= BUDGET_MS ? 'within' : 'OVER'} the ${BUDGET_MS / 1000} s budget`,
+  );
   console.log(JSON.stringify(row));
   if (!exact) process.exitCode = 1;
 }

@@ -14,11 +14,14 @@ import { serviceAt } from './generate.ts';
  * chain is gone and the KUBE-SVC chain spreads over one endpoint fewer (`1/(n-k)` probabilities).
  */
 export function dropLastEndpoint(text: string, chosen: readonly number[], endpoints: number): string {
-  const names = new Set(chosen.map((i) => serviceAt(i, endpoints).name));
+  const names = new Set(chosen.map(i => serviceAt(i, endpoints).name));
   const jumps = new Map<string, { idx: number; ep: string; svc: string; sep: string }[]>();
   const lines = text.split('\n');
   lines.forEach((l, idx) => {
-    const m = /^-A (KUBE-SVC-\S+) -m comment --comment "(\S+) -> (\S+):8080"(?: -m statistic --mode random --probability \S+)? -j (KUBE-SEP-\S+)$/.exec(l);
+    const m =
+      /^-A (KUBE-SVC-\S+) -m comment --comment "(\S+) -> (\S+):8080"(?: -m statistic --mode random --probability \S+)? -j (KUBE-SEP-\S+)$/.exec(
+        l,
+      );
     if (!m || !names.has(m[2]!)) return;
     const list = jumps.get(m[2]!) ?? [];
     list.push({ idx, ep: m[3]!, svc: m[1]!, sep: m[4]! });
@@ -31,7 +34,8 @@ export function dropLastEndpoint(text: string, chosen: readonly number[], endpoi
     gone.add(eps[eps.length - 1]!.sep);
     replace.set(eps[eps.length - 1]!.idx, null);
     kept.forEach((e, k) => {
-      const stat = k < kept.length - 1 ? ` -m statistic --mode random --probability ${(1 / (kept.length - k)).toFixed(11)}` : '';
+      const stat =
+        k < kept.length - 1 ? ` -m statistic --mode random --probability ${(1 / (kept.length - k)).toFixed(11)}` : '';
       replace.set(e.idx, `-A ${e.svc} -m comment --comment "${name} -> ${e.ep}:8080"${stat} -j ${e.sep}`);
     });
   }

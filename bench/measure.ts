@@ -61,7 +61,7 @@ console.log(
     megabytes: +(text.length / 1048576).toFixed(1),
     parseMedianMs: Math.round(parseMs[1]!),
     validateAllMs: Math.round(validateMs),
-    errors: rs.diagnostics.filter((d) => d.severity === 'error').length,
+    errors: rs.diagnostics.filter(d => d.severity === 'error').length,
     traceMsPerPacket: +fast.perPacketMs.toFixed(4),
     traceWhyNotMsPerPacket: +explained.perPacketMs.toFixed(4),
     outcomesPerPacket: fast.outcomes / packets.length,

@@ -29,7 +29,15 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
   const outDir = join('bench', 'out');
   mkdirSync(outDir, { recursive: true });
   const bundle = join(outDir, 'nft-measure.cjs');
-  await build({ entryPoints: ['bench/nft-measure.ts'], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['bench/nft-measure.ts'],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const script = join(outDir, `kube-nft-${services}x${endpoints}.nft`);
   writeFileSync(script, generateKubeProxyNft(services, endpoints));
   const files = [script];
@@ -43,7 +51,10 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
         if (process.env.NFT_BENCH_LISTINGS === '1' && run('ip', ['netns', 'exec', ns, 'nft', '-f', script]).ok) {
           const text = join(outDir, `kube-nft-${services}x${endpoints}.list.nft`);
           const json = join(outDir, `kube-nft-${services}x${endpoints}.json`);
-          for (const [out, args] of [[text, ['list', 'ruleset']], [json, ['-j', 'list', 'ruleset']]] as const) {
+          for (const [out, args] of [
+            [text, ['list', 'ruleset']],
+            [json, ['-j', 'list', 'ruleset']],
+          ] as const) {
             const l = run('ip', ['netns', 'exec', ns, 'nft', ...args], out);
             if (l.ok) files.push(out);
             else console.log(`nft ${args.join(' ')} failed: ${l.err}`);
@@ -54,7 +65,9 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
       }
     }
   }
-  console.log(`\npacketlens nft bench (kube-proxy nftables mode, ${services} ClusterIP Services × ${endpoints} endpoints)\n`);
+  console.log(
+    `\npacketlens nft bench (kube-proxy nftables mode, ${services} ClusterIP Services × ${endpoints} endpoints)\n`,
+  );
   console.log(`nft -c -f on the script: ${nftCheck}`);
   for (const f of files) {
     const r = spawnSync(process.execPath, [bundle, f], { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -64,8 +77,12 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
       continue;
     }
     const row = JSON.parse(r.stdout.trim().split('\n').pop() as string) as Record<string, number | string>;
-    console.log(`${row.format}: ${row.megabytes} MB, ${row.chains} chains, ${row.rules} rules, ${row.setElements} set elements, ${row.diagnostics} diagnostics; parse median ${row.parseMedianMs} ms (first ${row.firstParseMs} ms), peak RSS ${row.peakRssMB} MB`);
-    console.log(`  lowering to the model ${row.lowerMs} ms; trace ${row.tracePerPacketMs} ms per packet (${row.traceWhyNotPerPacketMs} ms with why-not), ${row.tracedPackets} packets to Service addresses`);
+    console.log(
+      `${row.format}: ${row.megabytes} MB, ${row.chains} chains, ${row.rules} rules, ${row.setElements} set elements, ${row.diagnostics} diagnostics; parse median ${row.parseMedianMs} ms (first ${row.firstParseMs} ms), peak RSS ${row.peakRssMB} MB`,
+    );
+    console.log(
+      `  lowering to the model ${row.lowerMs} ms; trace ${row.tracePerPacketMs} ms per packet (${row.traceWhyNotPerPacketMs} ms with why-not), ${row.tracedPackets} packets to Service addresses`,
+    );
     console.log(JSON.stringify(row));
   }
 }

@@ -102,8 +102,12 @@ export function generateKubeProxyNft(services: number, endpoints: number): strin
       out.push(`add rule ip kube-proxy ${ep} meta l4proto tcp dnat to ${ip}:80`);
     }
     out.push(`add chain ip kube-proxy ${svc}`);
-    out.push(`add rule ip kube-proxy ${svc} ip daddr ${clusterIP(i)} tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade`);
-    out.push(`add rule ip kube-proxy ${svc} numgen random mod ${endpoints} vmap { ${eps.map((e, j) => `${j} : goto ${e}`).join(' , ')} }`);
+    out.push(
+      `add rule ip kube-proxy ${svc} ip daddr ${clusterIP(i)} tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade`,
+    );
+    out.push(
+      `add rule ip kube-proxy ${svc} numgen random mod ${endpoints} vmap { ${eps.map((e, j) => `${j} : goto ${e}`).join(' , ')} }`,
+    );
     out.push(`add element ip kube-proxy cluster-ips { ${clusterIP(i)} }`);
     out.push(`add element ip kube-proxy service-ips { ${clusterIP(i)} . tcp . 80 : goto ${svc} }`);
     if (i % 10 === 0) {
@@ -111,7 +115,7 @@ export function generateKubeProxyNft(services: number, endpoints: number): strin
       out.push(`add chain ip kube-proxy ${ext}`);
       out.push(`add rule ip kube-proxy ${ext} jump mark-for-masquerade`);
       out.push(`add rule ip kube-proxy ${ext} goto ${svc}`);
-      out.push(`add element ip kube-proxy service-nodeports { tcp . ${30000 + (i / 10)} : goto ${ext} }`);
+      out.push(`add element ip kube-proxy service-nodeports { tcp . ${30000 + i / 10} : goto ${ext} }`);
     }
   }
   return out.join('\n') + '\n';

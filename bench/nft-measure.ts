@@ -31,14 +31,22 @@ const t1 = performance.now();
 const model = lowerNftRuleset(rs, text, file, []);
 const lowerMs = performance.now() - t1;
 // Packets to the Services' own addresses and ports, spread over the whole map.
-const svc = rs.tables.flatMap((t) => t.sets.filter((s) => s.name === 'service-ips')).flatMap((s) => s.elements);
+const svc = rs.tables.flatMap(t => t.sets.filter(s => s.name === 'service-ips')).flatMap(s => s.elements);
 const packets: PacketInput[] = [];
 for (let i = 0; i < 1000 && svc.length; i++) {
   const e = svc[(i * 7919) % svc.length]!;
   const key = e.kind === 'mapping' ? e.key : e.kind === 'elem' && e.value.kind === 'mapping' ? e.value.key : e;
   if (key.kind !== 'concat') continue;
   const [a, , p] = key.items;
-  if (a?.kind === 'value' && p?.kind === 'value') packets.push({ protocol: 'tcp', src: '10.0.0.2', dst: String(a.value), dport: Number(p.value), from: 'outside', in: 'eth0' });
+  if (a?.kind === 'value' && p?.kind === 'value')
+    packets.push({
+      protocol: 'tcp',
+      src: '10.0.0.2',
+      dst: String(a.value),
+      dport: Number(p.value),
+      from: 'outside',
+      in: 'eth0',
+    });
 }
 const traceMs = (explain: boolean): number => {
   const t0 = performance.now();
@@ -54,9 +62,9 @@ console.log(
     file,
     format,
     megabytes: Number((text.length / 1048576).toFixed(1)),
-    chains: count((t) => t.chains.length),
-    rules: count((t) => t.chains.reduce((n, c) => n + c.rules.length, 0)),
-    setElements: count((t) => t.sets.reduce((n, s) => n + s.elements.length, 0)),
+    chains: count(t => t.chains.length),
+    rules: count(t => t.chains.reduce((n, c) => n + c.rules.length, 0)),
+    setElements: count(t => t.sets.reduce((n, s) => n + s.elements.length, 0)),
     diagnostics: (r as NftParseResult).diagnostics.length,
     firstParseMs: Math.round(times[0] as number),
     parseMedianMs: Math.round([...times].sort((a, b) => a - b)[1] as number),

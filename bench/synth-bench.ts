@@ -12,7 +12,15 @@ export async function runSynthBench(): Promise<void> {
   const outDir = join('bench', 'out');
   mkdirSync(outDir, { recursive: true });
   const bundle = join(outDir, 'synth-measure.cjs');
-  await build({ entryPoints: ['bench/synth-measure.ts'], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['bench/synth-measure.ts'],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const r = spawnSync(process.execPath, [bundle, '--measure', '10000', '10'], { encoding: 'utf8' });
   if (r.status !== 0) {
     console.error(r.stderr);
@@ -20,8 +28,11 @@ export async function runSynthBench(): Promise<void> {
     return;
   }
   const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number>;
-  console.log('\npacketlens synth bench (10,000 Services × 10 endpoints as manifests → kube-proxy iptables rules for one node)\n');
-  console.log(`manifests ${row.manifestMB} MB, read YAML ${row.readYamlMs} ms; model ${row.modelMs} ms + kube-proxy rules ${row.rulesMs} ms + iptables-save view ${row.renderMs} ms = synthesize ${row.synthesizeMs} ms (${row.rules} rules, ${row.dumpMB} MB)`);
+  console.log(
+    '\npacketlens synth bench (10,000 Services × 10 endpoints as manifests → kube-proxy iptables rules for one node)\n',
+  );
+  console.log(
+    `manifests ${row.manifestMB} MB, read YAML ${row.readYamlMs} ms; model ${row.modelMs} ms + kube-proxy rules ${row.rulesMs} ms + iptables-save view ${row.renderMs} ms = synthesize ${row.synthesizeMs} ms (${row.rules} rules, ${row.dumpMB} MB)`,
+  );
   console.log(JSON.stringify(row));
 }
-

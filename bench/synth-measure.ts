@@ -11,12 +11,16 @@ import { renderNodeSave } from '../src/engine/kube/synth/render.ts';
 import { serviceAt } from './generate.ts';
 
 export function generateManifests(services: number, endpoints: number): string {
-  const out: string[] = ['apiVersion: v1\nkind: Node\nmetadata: {name: bench-node}\nstatus: {addresses: [{type: InternalIP, address: 172.18.0.4}]}'];
+  const out: string[] = [
+    'apiVersion: v1\nkind: Node\nmetadata: {name: bench-node}\nstatus: {addresses: [{type: InternalIP, address: 172.18.0.4}]}',
+  ];
   for (let i = 0; i < services; i++) {
     const s = serviceAt(i, endpoints);
     const [ns, rest] = s.name.split('/') as [string, string];
     const name = rest.split(':')[0]!;
-    out.push(`apiVersion: v1\nkind: Service\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {clusterIP: ${s.clusterIP}, ports: [{name: http, port: ${s.port}, targetPort: 8080}]}`);
+    out.push(
+      `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {clusterIP: ${s.clusterIP}, ports: [{name: http, port: ${s.port}, targetPort: 8080}]}`,
+    );
     out.push(
       `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: ${name}-1, namespace: ${ns}, labels: {kubernetes.io/service-name: ${name}}}\naddressType: IPv4\nports: [{name: http, port: 8080, protocol: TCP}]\nendpoints:\n${s.endpoints.map((ip, k) => `- {addresses: [${ip}], nodeName: node-${k % 3}}`).join('\n')}`,
     );

@@ -22,16 +22,32 @@ mkdirSync(OUT, { recursive: true });
 const fresh = { nextChunk: 0, inputs: 0, ms: 0, chunks: 0, hangs: [], failures: [], started: new Date().toISOString() };
 const state = existsSync(STATE) && !args.includes('--reset') ? JSON.parse(readFileSync(STATE, 'utf8')) : fresh;
 const deadline = Date.now() + minutes * 60_000;
-const save = () => writeFileSync(STATE, `${JSON.stringify({ ...state, updated: new Date().toISOString() }, null, 1)}\n`);
+const save = () =>
+  writeFileSync(STATE, `${JSON.stringify({ ...state, updated: new Date().toISOString() }, null, 1)}\n`);
 
 while (state.inputs < target && Date.now() < deadline) {
   const chunk = state.nextChunk;
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=1024', 'test/fuzz/campaign.ts', '--chunk', String(chunk), '--size', String(size), '--out', OUT], {
-    encoding: 'utf8',
-    timeout: 20 * 60_000,
-    maxBuffer: 64 << 20,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--max-old-space-size=1024',
+      'test/fuzz/campaign.ts',
+      '--chunk',
+      String(chunk),
+      '--size',
+      String(size),
+      '--out',
+      OUT,
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 20 * 60_000,
+      maxBuffer: 64 << 20,
+    },
+  );
   const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
   if (r.status === 0 && line.startsWith('{')) {
     const res = JSON.parse(line);
@@ -40,12 +56,22 @@ while (state.inputs < target && Date.now() < deadline) {
     for (const f of res.failures) state.failures.push({ chunk, ...f });
   } else {
     // A crash (out of memory, an exception outside the property) or the watchdog: the chunk is a finding.
-    state.hangs.push({ chunk, status: r.status, signal: r.signal, ms: Date.now() - t0, stderr: (r.stderr ?? '').slice(-800) });
+    state.hangs.push({
+      chunk,
+      status: r.status,
+      signal: r.signal,
+      ms: Date.now() - t0,
+      stderr: (r.stderr ?? '').slice(-800),
+    });
   }
   state.chunks++;
   state.nextChunk = chunk + 1;
   save();
-  console.log(`chunk ${chunk}: ${state.inputs} inputs so far, ${state.failures.length} failures, ${state.hangs.length} crashes/hangs, ${(state.ms / 1000).toFixed(0)} s of checking`);
+  console.log(
+    `chunk ${chunk}: ${state.inputs} inputs so far, ${state.failures.length} failures, ${state.hangs.length} crashes/hangs, ${(state.ms / 1000).toFixed(0)} s of checking`,
+  );
 }
-console.log(`fuzz campaign: ${state.inputs} inputs in ${state.chunks} chunks (${(state.ms / 3600000).toFixed(2)} h of checking); ${state.failures.length} failures, ${state.hangs.length} crashes or hangs; state in ${STATE}`);
+console.log(
+  `fuzz campaign: ${state.inputs} inputs in ${state.chunks} chunks (${(state.ms / 3600000).toFixed(2)} h of checking); ${state.failures.length} failures, ${state.hangs.length} crashes or hangs; state in ${STATE}`,
+);
 process.exit(state.failures.length || state.hangs.length ? 1 : 0);

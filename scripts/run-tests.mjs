@@ -17,9 +17,9 @@ function find(dir, out = []) {
   return out;
 }
 
-const named = process.argv.slice(2).filter((a) => a.endsWith('.ts'));
-const flags = process.argv.slice(2).filter((a) => !a.endsWith('.ts'));
-const files = (named.length ? named : find('test')).map((f) => resolve(f)).sort();
+const named = process.argv.slice(2).filter(a => a.endsWith('.ts'));
+const flags = process.argv.slice(2).filter(a => !a.endsWith('.ts'));
+const files = (named.length ? named : find('test')).map(f => resolve(f)).sort();
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test-reporter=spec', ...flags, 'test/entry.mjs'], {
   stdio: 'inherit',
   env: { ...process.env, PACKETLENS_TEST_FILES: JSON.stringify(files) },

@@ -53,7 +53,7 @@ function parseOptions() {
 }
 
 const t0 = Date.now();
-const say = (m) => console.log(`[start] ${m}`);
+const say = m => console.log(`[start] ${m}`);
 
 /**
  * The headline trace, exactly as `packetlens trace` prints it. The CLI is rebuilt first (about a second):
@@ -63,15 +63,17 @@ function headlineTrace() {
   const cli = path.join(REPO, 'dist', 'cli.js');
   const b = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
   if (b.status !== 0) throw new Error('building the CLI (node esbuild.mjs) failed');
-  console.log(`$ packetlens ${HEADLINE.map((a) => (/\s/.test(a) ? `"${a}"` : a)).join(' ')}`);
+  console.log(`$ packetlens ${HEADLINE.map(a => (/\s/.test(a) ? `"${a}"` : a)).join(' ')}`);
   const r = spawnSync(process.execPath, [cli, ...HEADLINE], { cwd: REPO, stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`packetlens ${HEADLINE.join(' ')} exited with ${r.status}`);
 }
 
 /** Asks the desktop to open `url` when there is one; says so when there is not. */
 function openBrowser(url) {
-  const opener = process.platform === 'darwin' ? 'open' : process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? 'xdg-open' : null;
-  if (!opener) return say('no display here: open the URL above in a browser on this machine (or through an SSH tunnel)');
+  const opener =
+    process.platform === 'darwin' ? 'open' : process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? 'xdg-open' : null;
+  if (!opener)
+    return say('no display here: open the URL above in a browser on this machine (or through an SSH tunnel)');
   const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
   child.on('error', () => say(`could not run ${opener}: open the URL yourself`));
   child.unref();
@@ -83,7 +85,8 @@ async function main() {
     console.log(HELP);
     return 0;
   }
-  if (!fs.statSync(opts.folder, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--folder ${opts.folder}: no such folder`);
+  if (!fs.statSync(opts.folder, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`--folder ${opts.folder}: no such folder`);
   const exitWhenReady = opts['exit-when-ready'] || Boolean(process.env.CI && process.env.CI !== 'false');
 
   if (!opts['no-trace']) {
@@ -92,7 +95,8 @@ async function main() {
   }
 
   const port = opts.port === 0 ? await freePort() : opts.port;
-  if (await portInUse(port)) throw new Error(`port ${port} on ${HOST} is in use: pass --port N, or --port 0 for a free one`);
+  if (await portInUse(port))
+    throw new Error(`port ${port} on ${HOST} is in use: pass --port N, or --port 0 for a free one`);
   const { node, entry } = await ensureVsCode(say);
   say('building the extension (npm run package)');
   const vsix = await packageVsix(REPO);
@@ -100,17 +104,28 @@ async function main() {
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packetlens-start-'));
   // The example dump is myk8s-worker's: its address decides local delivery and the MASQUERADE source.
   const settings = quietSettings(opts.folder === EXAMPLES ? { 'packetlens.node.addresses': ['172.18.0.4'] } : {});
-  const server = await startCodeServer({ node, entry, folder: opts.folder, port, runDir, vsix, settings, logFile: path.join(runDir, 'code-server.log') });
+  const server = await startCodeServer({
+    node,
+    entry,
+    folder: opts.folder,
+    port,
+    runDir,
+    vsix,
+    settings,
+    logFile: path.join(runDir, 'code-server.log'),
+  });
   let stopping = null;
   // Stops code-server (its whole process group), removes the run folder, then exits.
-  const stop = (code) =>
-    (stopping ??= server.stop().then(() => process.exit(code)));
+  const stop = code => (stopping ??= server.stop().then(() => process.exit(code)));
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
   process.on('SIGHUP', () => void stop(0));
 
   // Ready when the page a browser opens answers, not only /healthz.
-  const status = await fetch(server.folderUrl, { signal: AbortSignal.timeout(30_000) }).then((r) => r.status, (e) => e.message);
+  const status = await fetch(server.folderUrl, { signal: AbortSignal.timeout(30_000) }).then(
+    r => r.status,
+    e => e.message,
+  );
   if (status !== 200) {
     await server.stop();
     throw new Error(`${server.folderUrl} did not answer: ${status}`);
@@ -142,8 +157,8 @@ hover a KUBE-SVC chain, then F1 → "Packet Lens: Trace Packet…" → tcp 172.1
 }
 
 main().then(
-  (code) => process.exit(code),
-  (e) => {
+  code => process.exit(code),
+  e => {
     console.error(`npm start failed: ${e.message}`);
     process.exit(1);
   },

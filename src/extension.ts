@@ -53,30 +53,36 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   let cached: Settings | null = null;
   const settings = () => (cached ??= currentSettings());
 
-  subs.push(stallMonitor((m) => log.warn(m)));
-  const store = new DumpStore(() => settings().limits.maxFileSizeMB * 1048576, workerSpawner(context.extensionUri, (m) => log.info(m)), (m) => log.error(m));
+  subs.push(stallMonitor(m => log.warn(m)));
+  const store = new DumpStore(
+    () => settings().limits.maxFileSizeMB * 1048576,
+    workerSpawner(context.extensionUri, m => log.info(m)),
+    m => log.error(m),
+  );
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
-  const diagnostics = new DiagnosticsController(store, settings, (m) => log.error(m));
+  const diagnostics = new DiagnosticsController(store, settings, m => log.error(m));
   // Set below: the comparison of two dumps, which the dump CodeLens and the panels consult.
   let diffs: BehaviourDiffs | null = null;
   const codeLens = new DumpCodeLens(
     store,
     sessions,
     () => ({ chains: settings().chainLenses, maxChains: settings().limits.chainLensMaxChains }),
-    (m) => log.debug(m),
-    (uri) => diffs?.inDumpDiffOnly(uri) ?? false,
+    m => log.debug(m),
+    uri => diffs?.inDumpDiffOnly(uri) ?? false,
   );
   const navigation = new DumpNavigation(store);
-  const status = new DumpStatus((uri) => diagnostics.notesFor(uri));
+  const status = new DumpStatus(uri => diagnostics.notesFor(uri));
   const virtualDumps = new VirtualDumps();
   const controller = new TraceController(store, sessions, context.globalState, settings);
   // Set below: the panel's handlers route traces from manifests to the manifest features.
   let manifests: ManifestRegistry | null = null;
   const panel = new DiagramPanel(context.extensionUri, {
     reveal: (uri, line) => void controller.reveal(uri, line),
-    retrace: (uri, fields, origin) => void (origin === 'manifests' ? manifests?.retrace(uri, fields) : controller.retrace(uri, fields)),
-    restore: (uri, packet, origin) => void (origin === 'manifests' ? manifests?.retrace(uri, packet) : controller.restore(uri, packet)),
+    retrace: (uri, fields, origin) =>
+      void (origin === 'manifests' ? manifests?.retrace(uri, fields) : controller.retrace(uri, fields)),
+    restore: (uri, packet, origin) =>
+      void (origin === 'manifests' ? manifests?.retrace(uri, packet) : controller.restore(uri, packet)),
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', SECTION),
   });
   controller.panel = panel;
@@ -86,21 +92,41 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     memento: context.globalState,
     trace: (uri, packet) => controller.traceCommand({ uri: uri.toString(), ...(packet ? { packet } : {}) }),
     showDiagram: (model, uri, origin) => panel.show(model, uri, false, origin),
-    panelError: (message) => panel.error(message),
-    log: (message) => log.info(message),
+    panelError: message => panel.error(message),
+    log: message => log.info(message),
   };
   manifests = new ManifestRegistry(host);
   const manifestDiagnostics = new ManifestDiagnostics(() => settings().limits.maxDiagnostics);
-  const manifestWorkspace = new ManifestWorkspace(settings, (m) => log.info(m), (root, files, view) => manifestDiagnostics.publish(root, files, view.model.diagnostics));
+  const manifestWorkspace = new ManifestWorkspace(
+    settings,
+    m => log.info(m),
+    (root, files, view) => manifestDiagnostics.publish(root, files, view.model.diagnostics),
+  );
   const diffPanel = new DiffPanel(context.extensionUri, {
     trace: (side, change) => void diffs?.traceClass(side, change),
     reveal: (side, line) => void diffs?.revealRule(side, line),
-    restore: (state) => void diffs?.restore(state),
+    restore: state => void diffs?.restore(state),
   });
-  diffs = new BehaviourDiffs(store, settings, diffPanel, controller, (m) => log.info(m));
+  diffs = new BehaviourDiffs(store, settings, diffPanel, controller, m => log.info(m));
   const diffLens = new DiffSummaryLens(diffs);
   const diffStatus = new DiffStatus(diffs);
-  subs.push(store, sessions, decorations, diagnostics, codeLens, status, virtualDumps, panel, manifestDiagnostics, manifestWorkspace, manifests, diffPanel, diffs, diffLens, diffStatus);
+  subs.push(
+    store,
+    sessions,
+    decorations,
+    diagnostics,
+    codeLens,
+    status,
+    virtualDumps,
+    panel,
+    manifestDiagnostics,
+    manifestWorkspace,
+    manifests,
+    diffPanel,
+    diffs,
+    diffLens,
+    diffStatus,
+  );
   manifests.provide(new KubeManifests(manifestWorkspace));
 
   const selector: vscode.DocumentSelector = { language: LANGUAGE_ID };
@@ -113,18 +139,24 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.languages.registerHoverProvider(selector, new DumpHover(store)),
     vscode.languages.registerCodeLensProvider(selector, codeLens),
     vscode.languages.registerCodeLensProvider(selector, diffLens),
-    vscode.languages.registerCodeActionsProvider(selector, new DumpCodeActions(store), { providedCodeActionKinds: DumpCodeActions.kinds }),
+    vscode.languages.registerCodeActionsProvider(selector, new DumpCodeActions(store), {
+      providedCodeActionKinds: DumpCodeActions.kinds,
+    }),
     vscode.workspace.registerTextDocumentContentProvider(VIRTUAL_SCHEME, virtualDumps),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, panel),
     vscode.window.registerWebviewPanelSerializer(DIFF_VIEW_TYPE, diffPanel),
   );
 
   subs.push(
-    vscode.commands.registerCommand(COMMANDS.tracePacket, (arg: TraceArgument) => (manifests.handlesTrace(arg) ? manifests.traceCommand(arg) : controller.traceCommand(arg))),
+    vscode.commands.registerCommand(COMMANDS.tracePacket, (arg: TraceArgument) =>
+      manifests.handlesTrace(arg) ? manifests.traceCommand(arg) : controller.traceCommand(arg),
+    ),
     vscode.commands.registerCommand(COMMANDS.clearTrace, () => sessions.clear()),
     vscode.commands.registerCommand(COMMANDS.showFlowDiagram, (uri?: vscode.Uri) => controller.showDiagram(uri)),
     vscode.commands.registerCommand(COMMANDS.showKubeProxyRules, () => manifests.showKubeProxyRules()),
-    vscode.commands.registerCommand(COMMANDS.compareBehaviour, (first?: unknown, second?: unknown) => diffs.command(first, second)),
+    vscode.commands.registerCommand(COMMANDS.compareBehaviour, (first?: unknown, second?: unknown) =>
+      diffs.command(first, second),
+    ),
   );
 
   // Manifest problems are published when a cluster's view is built: build it for every open manifest
@@ -135,7 +167,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     manifestTimer = setTimeout(() => {
       manifestTimer = null;
       for (const doc of vscode.workspace.textDocuments) {
-        if (manifestWorkspace.isKubernetes(doc)) manifestWorkspace.viewFor(doc).catch((e: unknown) => log.error(`reading the manifests of ${doc.uri.toString()} failed: ${String(e)}`));
+        if (manifestWorkspace.isKubernetes(doc))
+          manifestWorkspace
+            .viewFor(doc)
+            .catch((e: unknown) => log.error(`reading the manifests of ${doc.uri.toString()} failed: ${String(e)}`));
       }
     }, 300);
   };
@@ -143,54 +178,67 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   subs.push(
     { dispose: () => manifestTimer && clearTimeout(manifestTimer) },
     manifestWorkspace.onDidChange(manifestProblems),
-    vscode.workspace.onDidOpenTextDocument((doc) => doc.languageId === YAML_LANGUAGE_ID && manifestProblems()),
+    vscode.workspace.onDidOpenTextDocument(doc => doc.languageId === YAML_LANGUAGE_ID && manifestProblems()),
   );
 
   const isDump = (doc: vscode.TextDocument) => doc.languageId === LANGUAGE_ID;
   // Parse open dumps (and dumps opened later) after activation, so diagnostics appear without a request.
   const touch = (doc: vscode.TextDocument) => {
-    if (isDump(doc)) store.get(doc).catch((e: unknown) => log.error(`parsing ${doc.uri.toString()} failed: ${String(e)}`));
+    if (isDump(doc))
+      store.get(doc).catch((e: unknown) => log.error(`parsing ${doc.uri.toString()} failed: ${String(e)}`));
   };
   setTimeout(() => vscode.workspace.textDocuments.forEach(touch), 0);
   subs.push(
     vscode.workspace.onDidOpenTextDocument(touch),
-    vscode.workspace.onDidChangeTextDocument((e) => {
+    vscode.workspace.onDidChangeTextDocument(e => {
       if (!isDump(e.document) || e.contentChanges.length === 0) return;
       store.changed(e.document);
       touch(e.document);
     }),
-    vscode.workspace.onDidCloseTextDocument((doc) => {
+    vscode.workspace.onDidCloseTextDocument(doc => {
       store.forget(doc.uri);
       diagnostics.closed(doc.uri);
       sessions.clear(doc.uri);
     }),
-    store.onDidAnalyze((a) => {
+    store.onDidAnalyze(a => {
       log.info(`parsed ${a.uri.toString()} v${a.version}: ${a.summary.ruleCount} rules in ${a.parseMs.toFixed(0)} ms`);
       diagnostics.analyzed(a);
       controller.analyzed(a);
       setTimeout(() => status.update(a), 100);
       // A side of an open dump diff changed: its summary follows.
-      if (diffs.dumpPairs().some((p) => p.original.toString() === a.uri.toString() || p.modified.toString() === a.uri.toString())) diffStatus.schedule();
+      if (
+        diffs
+          .dumpPairs()
+          .some(p => p.original.toString() === a.uri.toString() || p.modified.toString() === a.uri.toString())
+      )
+        diffStatus.schedule();
     }),
-    diagnostics.onDidPublish((uri) => {
+    diagnostics.onDidPublish(uri => {
       const editor = vscode.window.activeTextEditor;
       if (editor?.document.uri.toString() === uri.toString()) status.update(store.peek(editor.document));
     }),
-    sessions.onDidChange((uri) => {
+    sessions.onDidChange(uri => {
       log.debug(`trace changed for ${uri.toString()}: refreshing CodeLens and highlights`);
       codeLens.refresh();
       decorations.refresh();
     }),
     vscode.window.onDidChangeVisibleTextEditors(() => decorations.refresh()),
-    vscode.window.onDidChangeTextEditorVisibleRanges((e) => codeLens.scrolled(e)),
+    vscode.window.onDidChangeTextEditorVisibleRanges(e => codeLens.scrolled(e)),
     // A dump shown only in a diff editor keeps its CodeLens to the behaviour summary.
     vscode.window.tabGroups.onDidChangeTabs(() => codeLens.refresh()),
-    vscode.window.onDidChangeActiveTextEditor((editor) => status.update(editor ? store.peek(editor.document) : undefined)),
-    vscode.workspace.onDidChangeConfiguration((e) => {
+    vscode.window.onDidChangeActiveTextEditor(editor =>
+      status.update(editor ? store.peek(editor.document) : undefined),
+    ),
+    vscode.workspace.onDidChangeConfiguration(e => {
       if (!e.affectsConfiguration(SECTION)) return;
       cached = null;
       codeLens.refresh();
-      if (e.affectsConfiguration(`${SECTION}.kubeProxy`) || e.affectsConfiguration(`${SECTION}.manifests`) || e.affectsConfiguration(`${SECTION}.limits`)) manifestWorkspace.reconfigured();
+      if (
+        e.affectsConfiguration(`${SECTION}.kubeProxy`) ||
+        e.affectsConfiguration(`${SECTION}.manifests`) ||
+        e.affectsConfiguration(`${SECTION}.limits`)
+      )
+        manifestWorkspace.reconfigured();
     }),
   );
 }

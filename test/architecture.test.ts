@@ -40,23 +40,38 @@ function literal(node: ts.Node | undefined): string | undefined {
 
 /** The specifiers of one file's source text, with whether each is erased at run time. */
 function specifiers(file: string, text: string): { spec: string; typeOnly: boolean }[] {
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith('.mjs') ? ts.ScriptKind.JS : ts.ScriptKind.TS);
+  const sf = ts.createSourceFile(
+    file,
+    text,
+    ts.ScriptTarget.Latest,
+    false,
+    file.endsWith('.mjs') ? ts.ScriptKind.JS : ts.ScriptKind.TS,
+  );
   const out: { spec: string; typeOnly: boolean }[] = [];
   const add = (node: ts.Node | undefined, typeOnly: boolean, where: ts.Node) => {
     const spec = literal(node);
     // A computed specifier cannot be checked, so it is itself a finding.
-    out.push({ spec: spec ?? `<computed at ${file}:${sf.getLineAndCharacterOfPosition(where.getStart(sf)).line + 1}>`, typeOnly });
+    out.push({
+      spec: spec ?? `<computed at ${file}:${sf.getLineAndCharacterOfPosition(where.getStart(sf)).line + 1}>`,
+      typeOnly,
+    });
   };
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) {
       const c = node.importClause;
       const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined;
-      const typeOnly = !!c && (c.isTypeOnly || (!c.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      const typeOnly =
+        !!c && (c.isTypeOnly || (!c.name && !!named && named.length > 0 && named.every(e => e.isTypeOnly)));
       add(node.moduleSpecifier, typeOnly, node);
     } else if (ts.isExportDeclaration(node)) {
       if (node.moduleSpecifier) {
-        const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
-        add(node.moduleSpecifier, node.isTypeOnly || (!!named && named.length > 0 && named.every((e) => e.isTypeOnly)), node);
+        const named =
+          node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
+        add(
+          node.moduleSpecifier,
+          node.isTypeOnly || (!!named && named.length > 0 && named.every(e => e.isTypeOnly)),
+          node,
+        );
       }
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node.moduleReference.expression, node.isTypeOnly, node);
@@ -77,12 +92,19 @@ function specifiers(file: string, text: string): { spec: string; typeOnly: boole
 /** `./x.ts`, `./x.js` (TypeScript's convention for a .ts file), `./x` and `./x/index.ts`, relative to the importer. */
 function resolveRelative(from: string, spec: string): string | undefined {
   const base = posix.join(posix.dirname(from), spec);
-  const tries = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), `${base}.ts`, `${base}.mjs`, `${base}/index.ts`];
-  return tries.find((t) => existsSync(join(ROOT, t)) && statSync(join(ROOT, t)).isFile());
+  const tries = [
+    base,
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.mjs$/, '.mts'),
+    `${base}.ts`,
+    `${base}.mjs`,
+    `${base}/index.ts`,
+  ];
+  return tries.find(t => existsSync(join(ROOT, t)) && statSync(join(ROOT, t)).isFile());
 }
 
 function buildGraph(): { files: string[]; edges: Edge[] } {
-  const files = ROOTS.flatMap((r) => sources(r)).sort();
+  const files = ROOTS.flatMap(r => sources(r)).sort();
   const edges: Edge[] = [];
   for (const from of files) {
     for (const { spec, typeOnly } of specifiers(from, readFileSync(join(ROOT, from), 'utf8'))) {
@@ -208,17 +230,33 @@ describe('architecture: the import graph (ARCHITECTURE.md)', () => {
   it('reads every import, and every relative import resolves to a file', () => {
     assert.ok(files.length > 300, `only ${files.length} files found`);
     assert.ok(edges.length > 1000, `only ${edges.length} imports found`);
-    const unresolved = edges.filter((e) => e.spec.startsWith('.') && e.to === undefined).map(show);
+    const unresolved = edges.filter(e => e.spec.startsWith('.') && e.to === undefined).map(show);
     assert.deepEqual(unresolved, []);
     // Product code cannot hide an import from this test; the test runner and the e2e runner load files by
     // name on purpose.
-    const computed = edges.filter((e) => e.spec.startsWith('<computed') && (under('src')(e.from) || under('webview')(e.from)));
-    assert.deepEqual(computed.map((e) => e.spec), [], 'a computed import specifier cannot be checked');
+    const computed = edges.filter(
+      e => e.spec.startsWith('<computed') && (under('src')(e.from) || under('webview')(e.from)),
+    );
+    assert.deepEqual(
+      computed.map(e => e.spec),
+      [],
+      'a computed import specifier cannot be checked',
+    );
     // Belt and braces: TypeScript's pre-processor (a different code path) finds the same module names.
     for (const f of files) {
       const text = readFileSync(join(ROOT, f), 'utf8');
-      const pre = ts.preProcessFile(text, true, true).importedFiles.map((i) => i.fileName);
-      assert.deepEqual([...new Set(specifiers(f, text).map((s) => s.spec).filter((s) => !s.startsWith('<computed')))].sort(), [...new Set(pre)].sort(), f);
+      const pre = ts.preProcessFile(text, true, true).importedFiles.map(i => i.fileName);
+      assert.deepEqual(
+        [
+          ...new Set(
+            specifiers(f, text)
+              .map(s => s.spec)
+              .filter(s => !s.startsWith('<computed')),
+          ),
+        ].sort(),
+        [...new Set(pre)].sort(),
+        f,
+      );
     }
   });
 
@@ -226,47 +264,71 @@ describe('architecture: the import graph (ARCHITECTURE.md)', () => {
     // The engine also runs in a browser (web extension): a package it uses must be pure JavaScript. Adding
     // one here is a decision, not an accident.
     const enginePackages = new Set(['yaml']);
-    const bad = edges.filter((e) => inEngine(e.from) && (e.to === undefined ? !enginePackages.has(e.spec) || isBuiltin(e.spec) : !inEngine(e.to)));
+    const bad = edges.filter(
+      e =>
+        inEngine(e.from) && (e.to === undefined ? !enginePackages.has(e.spec) || isBuiltin(e.spec) : !inEngine(e.to)),
+    );
     assert.deepEqual(bad.map(show), []);
   });
 
   it('rule 2: src/editor reaches no vscode, not even through another file', () => {
-    const bad = files.filter(under('src/editor')).map((f) => reach(f, (e) => e.spec === 'vscode')).filter((c) => c !== undefined);
+    const bad = files
+      .filter(under('src/editor'))
+      .map(f => reach(f, e => e.spec === 'vscode'))
+      .filter(c => c !== undefined);
     assert.deepEqual(bad, []);
   });
 
   it('rule 3: webview imports only webview/, src/shared types and its packages, and reaches nothing in src/engine', () => {
     const web = files.filter(under('webview'));
     const direct = edges
-      .filter((e) => under('webview')(e.from))
-      .filter((e) => (e.to === undefined ? isBuiltin(e.spec) || e.spec === 'vscode' : !under('webview')(e.to) && !(under('src/shared')(e.to) && e.typeOnly)));
+      .filter(e => under('webview')(e.from))
+      .filter(e =>
+        e.to === undefined
+          ? isBuiltin(e.spec) || e.spec === 'vscode'
+          : !under('webview')(e.to) && !(under('src/shared')(e.to) && e.typeOnly),
+      );
     assert.deepEqual(direct.map(show), []);
-    const reached = web.map((f) => reach(f, (e) => e.to !== undefined && inEngine(e.to))).filter((c) => c !== undefined);
+    const reached = web.map(f => reach(f, e => e.to !== undefined && inEngine(e.to))).filter(c => c !== undefined);
     assert.deepEqual(reached, []);
   });
 
   it('rule 4: product code outside src/engine reaches the engine only through src/engine/api.ts', () => {
     // Tests may import engine internals (a unit test of one module); bench and scripts are tools.
     const product = (f: string) => under('src')(f) && !inEngine(f);
-    const bad = edges.filter((e) => product(e.from) && e.to !== undefined && inEngine(e.to) && e.to !== 'src/engine/api.ts');
+    const bad = edges.filter(
+      e => product(e.from) && e.to !== undefined && inEngine(e.to) && e.to !== 'src/engine/api.ts',
+    );
     assert.deepEqual(bad.map(show), []);
   });
 
   it('rule 6: the evaluator knows nothing about IPVS or Kubernetes (they plug in through eval/intercept.ts)', () => {
-    const bad = edges.filter((e) => under('src/engine/eval')(e.from) && e.to !== undefined && (under('src/engine/ipvs')(e.to) || under('src/engine/kube')(e.to)));
+    const bad = edges.filter(
+      e =>
+        under('src/engine/eval')(e.from) &&
+        e.to !== undefined &&
+        (under('src/engine/ipvs')(e.to) || under('src/engine/kube')(e.to)),
+    );
     assert.deepEqual(bad.map(show), []);
   });
 
   it('rule 5: no new folder-level cycle inside src/engine (issue 16: the known ones only shrink)', () => {
     const g = folderGraph();
     const nodes = [...g.keys()].sort();
-    const comp = components(nodes, (n) => [...(g.get(n)?.keys() ?? [])].sort());
+    const comp = components(nodes, n => [...(g.get(n)?.keys() ?? [])].sort());
     const cycleEdges = new Map<string, Edge[]>();
-    for (const [a, m] of g) for (const [b, why] of m) if (comp.get(a) === comp.get(b)) cycleEdges.set(`${a} → ${b}`, why);
+    for (const [a, m] of g)
+      for (const [b, why] of m) if (comp.get(a) === comp.get(b)) cycleEdges.set(`${a} → ${b}`, why);
     const known = new Set(KNOWN_CYCLE_EDGES);
-    const added = [...cycleEdges.keys()].filter((k) => !known.has(k)).map((k) => `${k}: ${cycleEdges.get(k)!.map(show).join('; ')}`);
-    assert.deepEqual(added, [], 'a new folder-level cycle edge inside src/engine: import the shared piece from a lower folder instead');
-    const gone = KNOWN_CYCLE_EDGES.filter((k) => !cycleEdges.has(k));
+    const added = [...cycleEdges.keys()]
+      .filter(k => !known.has(k))
+      .map(k => `${k}: ${cycleEdges.get(k)!.map(show).join('; ')}`);
+    assert.deepEqual(
+      added,
+      [],
+      'a new folder-level cycle edge inside src/engine: import the shared piece from a lower folder instead',
+    );
+    const gone = KNOWN_CYCLE_EDGES.filter(k => !cycleEdges.has(k));
     assert.deepEqual(gone, [], 'these cycle edges are gone: delete them from KNOWN_CYCLE_EDGES');
   });
 });

@@ -11,7 +11,11 @@ export interface DiffHandlers {
   reveal(side: 'old' | 'new', line: number): void;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string | null, text?: string): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string | null,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;
@@ -36,10 +40,15 @@ function ruleList(rules: readonly DiffRuleView[], h: DiffHandlers): HTMLElement 
     const li = el('li', `diff-rule side-${r.side} clickable`);
     li.tabIndex = 0;
     li.title = `Reveal line ${r.line + 1} of the ${r.side} dump`;
-    li.append(el('span', 'side', r.side), el('span', 'where', r.where), el('span', 'rule', r.rule), el('code', 'rule-text', r.text));
+    li.append(
+      el('span', 'side', r.side),
+      el('span', 'where', r.where),
+      el('span', 'rule', r.rule),
+      el('code', 'rule-text', r.text),
+    );
     const go = () => h.reveal(r.side, r.line);
     li.addEventListener('click', go);
-    li.addEventListener('keydown', (e) => {
+    li.addEventListener('keydown', e => {
       if (e.key === 'Enter' || e.key === ' ') {
         e.preventDefault();
         go();
@@ -52,7 +61,10 @@ function ruleList(rules: readonly DiffRuleView[], h: DiffHandlers): HTMLElement 
 
 function traceButtons(change: number, h: DiffHandlers, small = false): HTMLElement {
   const row = el('div', small ? 'trace-buttons small' : 'trace-buttons');
-  row.append(button('Trace on old', 'secondary', () => h.trace('old', change)), button('Trace on new', small ? 'secondary' : 'primary', () => h.trace('new', change)));
+  row.append(
+    button('Trace on old', 'secondary', () => h.trace('old', change)),
+    button('Trace on new', small ? 'secondary' : 'primary', () => h.trace('new', change)),
+  );
   return row;
 }
 
@@ -91,19 +103,38 @@ function item(it: DiffItemView, h: DiffHandlers): HTMLElement {
 export function renderDiff(root: HTMLElement, model: DiffViewModel, h: DiffHandlers): void {
   root.replaceChildren();
   const header = el('header', 'title');
-  header.append(el('h1', null, `Packet behaviour · ${model.oldLabel} → ${model.newLabel}`), el('p', 'summary', model.summary), el('p', 'facts', model.facts));
+  header.append(
+    el('h1', null, `Packet behaviour · ${model.oldLabel} → ${model.newLabel}`),
+    el('p', 'summary', model.summary),
+    el('p', 'facts', model.facts),
+  );
   root.append(header);
-  if (model.identical) root.append(el('p', 'identical', model.changedChains.length ? 'Behaviour is identical: the differences change no packet’s fate.' : 'Behaviour is identical: no chain differs.'));
+  if (model.identical)
+    root.append(
+      el(
+        'p',
+        'identical',
+        model.changedChains.length
+          ? 'Behaviour is identical: the differences change no packet’s fate.'
+          : 'Behaviour is identical: no chain differs.',
+      ),
+    );
   const groups = el('section', 'diff-groups');
   groups.setAttribute('aria-label', 'What changes');
   for (const g of model.groups) {
     const sec = el('section', 'diff-group');
-    sec.append(el('h2', null, g.title), el('p', 'meta', `${g.classes} class${g.classes === 1 ? '' : 'es'} · ${g.aspects.join(', ')}`));
+    sec.append(
+      el('h2', null, g.title),
+      el('p', 'meta', `${g.classes} class${g.classes === 1 ? '' : 'es'} · ${g.aspects.join(', ')}`),
+    );
     for (const it of g.items) sec.append(item(it, h));
     groups.append(sec);
   }
   root.append(groups);
-  if (model.omitted) root.append(el('p', 'note', `${model.omitted} more changes are not shown; \`packetlens diff --json\` lists every class.`));
+  if (model.omitted)
+    root.append(
+      el('p', 'note', `${model.omitted} more changes are not shown; \`packetlens diff --json\` lists every class.`),
+    );
   if (model.changedChains.length) {
     const d = el('details', 'changed-chains');
     d.append(el('summary', null, `Chains that differ (${model.changedChains.length})`));

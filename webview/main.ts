@@ -41,7 +41,7 @@ function draw(): void {
   if (!model) return;
   const form = packetForm(
     model.fields,
-    (fields) => {
+    fields => {
       renderMessage(app, 'Tracing…', 'busy');
       vscode.postMessage({ type: 'retrace', fields });
     },
@@ -52,14 +52,14 @@ function draw(): void {
     model,
     { collapsed, selectedOutcome },
     {
-      reveal: (line) => vscode.postMessage({ type: 'reveal', line }),
-      toggle: (id) => {
+      reveal: line => vscode.postMessage({ type: 'reveal', line }),
+      toggle: id => {
         if (collapsed.has(id)) collapsed.delete(id);
         else collapsed.add(id);
         save();
         draw();
       },
-      select: (i) => {
+      select: i => {
         selectedOutcome = selectedOutcome === i ? null : i;
         save();
         draw();

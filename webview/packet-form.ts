@@ -6,11 +6,19 @@ const PROTOCOLS = ['tcp', 'udp', 'sctp', 'icmp', 'icmpv6'];
 const FROM = ['', 'outside', 'local'];
 const STATES = ['', 'NEW', 'ESTABLISHED', 'RELATED', 'INVALID', 'UNTRACKED'];
 
-export function packetForm(fields: PacketFields, onTrace: (f: PacketFields) => void, onSettings: () => void): HTMLElement {
+export function packetForm(
+  fields: PacketFields,
+  onTrace: (f: PacketFields) => void,
+  onSettings: () => void,
+): HTMLElement {
   const form = document.createElement('form');
   form.className = 'packet-form';
   form.setAttribute('aria-label', 'Packet');
-  const protocol = dropdown('protocol', PROTOCOLS.includes(fields.protocol) ? PROTOCOLS : [fields.protocol, ...PROTOCOLS], fields.protocol);
+  const protocol = dropdown(
+    'protocol',
+    PROTOCOLS.includes(fields.protocol) ? PROTOCOLS : [fields.protocol, ...PROTOCOLS],
+    fields.protocol,
+  );
   const src = textField('source', fields.src, 'node itself');
   const sport = textField('source port', fields.sport, '40000');
   const dst = textField('destination', fields.dst, '10.96.0.10');
@@ -32,16 +40,29 @@ export function packetForm(fields: PacketFields, onTrace: (f: PacketFields) => v
   });
   const row = document.createElement('div');
   row.className = 'fields';
-  row.append(protocol.element, src.element, sport.element, dst.element, dport.element, from.element, iface.element, state.element, mark.element);
+  row.append(
+    protocol.element,
+    src.element,
+    sport.element,
+    dst.element,
+    dport.element,
+    from.element,
+    iface.element,
+    state.element,
+    mark.element,
+  );
   const actions = document.createElement('div');
   actions.className = 'actions';
-  actions.append(button('Trace again', 'primary', () => onTrace(read())), button('Node settings…', 'secondary', onSettings));
+  actions.append(
+    button('Trace again', 'primary', () => onTrace(read())),
+    button('Node settings…', 'secondary', onSettings),
+  );
   form.append(row, actions);
-  form.addEventListener('submit', (e) => {
+  form.addEventListener('submit', e => {
     e.preventDefault();
     onTrace(read());
   });
-  form.addEventListener('keydown', (e) => {
+  form.addEventListener('keydown', e => {
     if (e.key === 'Enter') {
       e.preventDefault();
       onTrace(read());

@@ -15,7 +15,11 @@ export interface UiState {
   readonly selectedOutcome: number | null;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string | null, text?: string): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string | null,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;
@@ -26,7 +30,7 @@ function hookStrip(hooks: readonly HookVisit[]): HTMLElement {
   const strip = el('section', 'hooks');
   strip.setAttribute('aria-label', 'Netfilter hooks on the way');
   const box = (name: HookVisit['hook'], label: string) => {
-    const h = hooks.find((x) => x.hook === name);
+    const h = hooks.find(x => x.hook === name);
     const b = el('div', `hook${h?.visited ? ' visited' : ''}`);
     b.append(el('span', 'hook-name', label));
     if (h?.visited) b.append(el('span', 'hook-share', h.percent));
@@ -34,11 +38,33 @@ function hookStrip(hooks: readonly HookVisit[]): HTMLElement {
   };
   const arrow = (t = '→') => el('span', 'arrow', t);
   const top = el('div', 'hook-row');
-  top.append(el('span', 'end-label', 'in'), arrow(), box('PREROUTING', 'PREROUTING'), arrow(), box('routing', 'routing decision'), arrow(), box('INPUT', 'INPUT'), arrow(), el('span', 'end-label', 'local process'));
+  top.append(
+    el('span', 'end-label', 'in'),
+    arrow(),
+    box('PREROUTING', 'PREROUTING'),
+    arrow(),
+    box('routing', 'routing decision'),
+    arrow(),
+    box('INPUT', 'INPUT'),
+    arrow(),
+    el('span', 'end-label', 'local process'),
+  );
   const mid = el('div', 'hook-row indent');
-  mid.append(arrow('↘'), box('FORWARD', 'FORWARD'), arrow(), box('POSTROUTING', 'POSTROUTING'), arrow(), el('span', 'end-label', 'out'));
+  mid.append(
+    arrow('↘'),
+    box('FORWARD', 'FORWARD'),
+    arrow(),
+    box('POSTROUTING', 'POSTROUTING'),
+    arrow(),
+    el('span', 'end-label', 'out'),
+  );
   const bottom = el('div', 'hook-row');
-  bottom.append(el('span', 'end-label', 'local process'), arrow(), box('OUTPUT', 'OUTPUT'), arrow('→ routing → POSTROUTING → out'));
+  bottom.append(
+    el('span', 'end-label', 'local process'),
+    arrow(),
+    box('OUTPUT', 'OUTPUT'),
+    arrow('→ routing → POSTROUTING → out'),
+  );
   strip.append(top, mid, bottom);
   return strip;
 }
@@ -73,7 +99,7 @@ function nodeItem(n: FlowNode, h: RenderHandlers): HTMLElement[] {
     li.classList.add('clickable');
     li.title = `Reveal line ${line + 1} in the dump`;
     li.addEventListener('click', () => h.reveal(line));
-    li.addEventListener('keydown', (e) => {
+    li.addEventListener('keydown', e => {
       if (e.key === 'Enter' || e.key === ' ') {
         e.preventDefault();
         h.reveal(line);
@@ -96,12 +122,19 @@ function exact(text: string): HTMLElement {
  * A run of nodes, then its split. The first split is drawn side by side when it has few branches; deeper
  * splits (a cascade of random draws) are stacked, so any number of branches stays readable.
  */
-function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: string | null = null, level = 0): HTMLElement {
+function segment(
+  s: FlowSegment,
+  ui: UiState,
+  h: RenderHandlers,
+  branchLabel: string | null = null,
+  level = 0,
+): HTMLElement {
   const wrap = el('div', 'segment');
   const list = el('ol', 'nodes');
   s.nodes.forEach((n, i) => {
     // The branch heading already says what the split node says; keep the node (it reveals the rule) short.
-    const shown = i === 0 && branchLabel !== null && n.label === branchLabel ? { ...n, label: n.detail ?? '', detail: null } : n;
+    const shown =
+      i === 0 && branchLabel !== null && n.label === branchLabel ? { ...n, label: n.detail ?? '', detail: null } : n;
     list.append(...nodeItem(shown, h));
   });
   wrap.append(list);
@@ -114,7 +147,12 @@ function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: st
       head.type = 'button';
       const collapsed = ui.collapsed.has(key);
       head.setAttribute('aria-expanded', String(!collapsed));
-      head.append(el('span', 'twisty', collapsed ? '▸' : '▾'), el('span', 'branch-label', b.label), el('span', 'pct', b.percent), exact(b.exact));
+      head.append(
+        el('span', 'twisty', collapsed ? '▸' : '▾'),
+        el('span', 'branch-label', b.label),
+        el('span', 'pct', b.percent),
+        exact(b.exact),
+      );
       head.addEventListener('click', () => h.toggle(key));
       col.append(head);
       if (!collapsed) col.append(segment(b.segment, ui, h, b.label, s.branches.length > 1 ? level + 1 : level));
@@ -125,10 +163,19 @@ function segment(s: FlowSegment, ui: UiState, h: RenderHandlers, branchLabel: st
   return wrap;
 }
 
-export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: RenderHandlers, form: HTMLElement): void {
+export function render(
+  root: HTMLElement,
+  model: DiagramModel,
+  ui: UiState,
+  h: RenderHandlers,
+  form: HTMLElement,
+): void {
   root.replaceChildren();
   const header = el('header', 'title');
-  header.append(el('h1', null, `Packet flow · ${model.title}`), el('p', 'packet', `${model.packet} — ${model.from === 'outside' ? 'arrives from outside' : 'sent by the node'}`));
+  header.append(
+    el('h1', null, `Packet flow · ${model.title}`),
+    el('p', 'packet', `${model.packet} — ${model.from === 'outside' ? 'arrives from outside' : 'sent by the node'}`),
+  );
   root.append(header);
   if (model.fileErrors) {
     // Above the outcomes: they describe a file the kernel would not load.
@@ -144,7 +191,10 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
   outcomes.append(el('h2', null, `${model.outcomes.length} outcome${model.outcomes.length === 1 ? '' : 's'}`));
   const list = el('ol', 'outcome-list');
   for (const o of model.outcomes) {
-    const li = el('li', `outcome disposition-${o.disposition}${o.flagged ? ' flagged' : ''}${ui.selectedOutcome === o.index ? ' selected' : ''}`);
+    const li = el(
+      'li',
+      `outcome disposition-${o.disposition}${o.flagged ? ' flagged' : ''}${ui.selectedOutcome === o.index ? ' selected' : ''}`,
+    );
     const b = el('button', 'outcome-button');
     b.type = 'button';
     b.append(el('span', 'pct', o.percent), el('span', 'headline', o.headline), exact(o.exact));
@@ -154,7 +204,8 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
     list.append(li);
   }
   outcomes.append(list);
-  if (model.omitted > 0) outcomes.append(el('p', 'note', `${model.omitted} less likely outcomes are listed but not drawn.`));
+  if (model.omitted > 0)
+    outcomes.append(el('p', 'note', `${model.omitted} less likely outcomes are listed but not drawn.`));
   root.append(outcomes);
   if (model.warnings.length) {
     const w = el('section', 'warnings');
@@ -167,7 +218,8 @@ export function render(root: HTMLElement, model: DiagramModel, ui: UiState, h: R
   flow.setAttribute('aria-label', 'Path of the packet');
   flow.append(segment(model.flow, ui, h));
   root.append(flow);
-  if (ui.selectedOutcome !== null) document.getElementById(`end${ui.selectedOutcome}`)?.scrollIntoView({ block: 'center' });
+  if (ui.selectedOutcome !== null)
+    document.getElementById(`end${ui.selectedOutcome}`)?.scrollIntoView({ block: 'center' });
 }
 
 export function renderMessage(root: HTMLElement, text: string, kind: 'error' | 'busy'): void {

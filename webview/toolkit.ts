@@ -2,7 +2,13 @@
  * The one module that uses @vscode/webview-ui-toolkit (the user's chosen component set; archived
  * upstream, so everything else goes through these helpers and replacing it is a one-file change).
  */
-import { provideVSCodeDesignSystem, vsCodeButton, vsCodeDropdown, vsCodeOption, vsCodeTextField } from '@vscode/webview-ui-toolkit';
+import {
+  provideVSCodeDesignSystem,
+  vsCodeButton,
+  vsCodeDropdown,
+  vsCodeOption,
+  vsCodeTextField,
+} from '@vscode/webview-ui-toolkit';
 
 let registered = false;
 
@@ -13,7 +19,11 @@ export function registerToolkit(): void {
 }
 
 /** A labelled text input; `value` reads and writes the field. */
-export function textField(label: string, value: string, placeholder: string): { element: HTMLElement; value: () => string } {
+export function textField(
+  label: string,
+  value: string,
+  placeholder: string,
+): { element: HTMLElement; value: () => string } {
   const field = document.createElement('vscode-text-field') as HTMLElement & { value: string };
   field.setAttribute('placeholder', placeholder);
   field.textContent = label;
@@ -22,7 +32,11 @@ export function textField(label: string, value: string, placeholder: string): { 
 }
 
 /** A labelled drop-down of fixed choices. */
-export function dropdown(label: string, choices: readonly string[], value: string): { element: HTMLElement; value: () => string } {
+export function dropdown(
+  label: string,
+  choices: readonly string[],
+  value: string,
+): { element: HTMLElement; value: () => string } {
   const wrap = document.createElement('label');
   wrap.className = 'dropdown';
   const caption = document.createElement('span');

@@ -54,7 +54,7 @@ export function freePort() {
 
 /** Whether something already listens on 127.0.0.1:port. */
 export function portInUse(port) {
-  return new Promise((resolve) => {
+  return new Promise(resolve => {
     const srv = net.createServer();
     srv.once('error', () => resolve(true));
     srv.listen(port, HOST, () => srv.close(() => resolve(false)));
@@ -71,7 +71,7 @@ async function waitHttp(url, timeoutMs, alive) {
     } catch {
       /* not up yet */
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise(r => setTimeout(r, 100));
   }
   throw new Error(`code-server did not answer ${url} within ${timeoutMs / 1000} s`);
 }
@@ -85,7 +85,7 @@ function execFileP(cmd, args, options) {
   });
 }
 
-const groupAlive = (pid) => {
+const groupAlive = pid => {
   try {
     process.kill(-pid, 0);
     return true;
@@ -106,7 +106,17 @@ const signalGroup = (pid, sig) => {
  * `runDir` (created; removed by `stop()` unless `keepRunDir`). Resolves once /healthz answers.
  * Returns { url, folderUrl, pid, logFile, stop(), exited } — `exited` resolves when the server exits.
  */
-export async function startCodeServer({ node, entry, folder, port, runDir, vsix, settings, logFile, keepRunDir = false }) {
+export async function startCodeServer({
+  node,
+  entry,
+  folder,
+  port,
+  runDir,
+  vsix,
+  settings,
+  logFile,
+  keepRunDir = false,
+}) {
   const userData = path.join(runDir, 'user-data');
   const extensions = path.join(runDir, 'extensions');
   const childTmp = path.join(runDir, 'tmp');
@@ -120,14 +130,25 @@ export async function startCodeServer({ node, entry, folder, port, runDir, vsix,
   // neither it nor the page tries to reach one; nothing here may leave this machine.
   const env = { ...process.env, TMPDIR: childTmp, EXTENSIONS_GALLERY: '{}' };
   const common = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
-  await execFileP(node, [entry, ...common, '--install-extension', vsix, '--force'], { env, timeout: 120_000, maxBuffer: 16 << 20 });
+  await execFileP(node, [entry, ...common, '--install-extension', vsix, '--force'], {
+    env,
+    timeout: 120_000,
+    maxBuffer: 16 << 20,
+  });
 
   const out = fs.openSync(logFile, 'a');
   const args = [
-    entry, ...common,
-    '--auth', 'none', '--bind-addr', `${HOST}:${port}`,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--ignore-last-opened',
+    entry,
+    ...common,
+    '--auth',
+    'none',
+    '--bind-addr',
+    `${HOST}:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--ignore-last-opened',
     folder,
   ];
   // detached: its own process group (id = its pid), so stop() signals code-server with its extension
@@ -135,24 +156,32 @@ export async function startCodeServer({ node, entry, folder, port, runDir, vsix,
   const child = spawn(node, args, { stdio: ['ignore', out, out], env, detached: true });
   fs.closeSync(out);
   let running = true;
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => { running = false; resolve({ code, signal }); }));
+  const exited = new Promise(resolve =>
+    child.on('exit', (code, signal) => {
+      running = false;
+      resolve({ code, signal });
+    }),
+  );
   const pid = child.pid;
   // Last resort if the caller dies without stopping it.
-  const onExit = () => { if (groupAlive(pid)) signalGroup(pid, 'SIGKILL'); };
+  const onExit = () => {
+    if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+  };
   process.on('exit', onExit);
 
   let stopped = null;
-  const stop = () => (stopped ??= (async () => {
-    signalGroup(pid, 'SIGTERM');
-    // Children outlive the main process briefly and still write into TMPDIR: wait for the whole group.
-    for (let i = 0; i < 50 && groupAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-    if (groupAlive(pid)) {
-      signalGroup(pid, 'SIGKILL');
-      for (let i = 0; i < 30 && groupAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-    }
-    process.off('exit', onExit);
-    if (!keepRunDir) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
-  })());
+  const stop = () =>
+    (stopped ??= (async () => {
+      signalGroup(pid, 'SIGTERM');
+      // Children outlive the main process briefly and still write into TMPDIR: wait for the whole group.
+      for (let i = 0; i < 50 && groupAlive(pid); i++) await new Promise(r => setTimeout(r, 100));
+      if (groupAlive(pid)) {
+        signalGroup(pid, 'SIGKILL');
+        for (let i = 0; i < 30 && groupAlive(pid); i++) await new Promise(r => setTimeout(r, 100));
+      }
+      process.off('exit', onExit);
+      if (!keepRunDir) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
+    })());
 
   const url = `http://${HOST}:${port}`;
   try {

@@ -25,7 +25,7 @@ export function cacheRoot() {
   return path.join(base, 'packetlens-e2e');
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 function pidAlive(pid) {
   try {
@@ -78,7 +78,7 @@ function run(cmd, args, { cwd, env, logFile, timeoutMs }) {
     fs.writeSync(out, `\n$ ${cmd} ${args.join(' ')}   (in ${cwd})\n`);
     // Its own process group, so a timeout or Ctrl-C stops npm together with node-gyp and the compilers.
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', out, out], detached: true });
-    const kill = (sig) => {
+    const kill = sig => {
       try {
         process.kill(-child.pid, sig);
       } catch {
@@ -87,9 +87,9 @@ function run(cmd, args, { cwd, env, logFile, timeoutMs }) {
     };
     const timer = setTimeout(() => kill('SIGKILL'), timeoutMs);
     // The group does not get the terminal's Ctrl-C: pass it on, then leave as the signal would have.
-    const onSignal = (sig) => {
+    const onSignal = sig => {
       kill('SIGKILL');
-      cleanupOnSignal.forEach((f) => f());
+      cleanupOnSignal.forEach(f => f());
       process.exit(sig === 'SIGINT' ? 130 : 143);
     };
     process.once('SIGINT', onSignal);
@@ -100,7 +100,7 @@ function run(cmd, args, { cwd, env, logFile, timeoutMs }) {
       process.off('SIGTERM', onSignal);
       fs.closeSync(out);
     };
-    child.on('error', (e) => {
+    child.on('error', e => {
       done();
       reject(e);
     });
@@ -108,13 +108,18 @@ function run(cmd, args, { cwd, env, logFile, timeoutMs }) {
       done();
       if (code === 0) return resolve();
       const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-25).join('\n');
-      reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ? `killed by ${signal}${signal === 'SIGKILL' ? `, timeout ${timeoutMs / 1000} s` : ''}` : `exit ${code}`}); full log: ${logFile}\n${tail}`));
+      reject(
+        new Error(
+          `${cmd} ${args.join(' ')} failed (${signal ? `killed by ${signal}${signal === 'SIGKILL' ? `, timeout ${timeoutMs / 1000} s` : ''}` : `exit ${code}`}); full log: ${logFile}\n${tail}`,
+        ),
+      );
     });
   });
 }
 
 /** The npm settings a user may give through the environment (where packages come from, and how). */
-const USER_NPM_CONFIG = /^npm_config_(cache|registry|userconfig|globalconfig|proxy|https_proxy|noproxy|strict_ssl|cafile|ca)$/i;
+const USER_NPM_CONFIG =
+  /^npm_config_(cache|registry|userconfig|globalconfig|proxy|https_proxy|noproxy|strict_ssl|cafile|ca)$/i;
 
 /**
  * npm's environment for the installs: no prompts, no audit or funding calls, and `nodedir` pointing at
@@ -130,7 +135,15 @@ function npmEnv(extra) {
     if ((/^npm_/i.test(k) && !USER_NPM_CONFIG.test(k)) || k === 'NODE' || k === 'INIT_CWD') continue;
     env[k] = v;
   }
-  return { ...env, npm_config_yes: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', npm_config_progress: 'false', ...extra };
+  return {
+    ...env,
+    npm_config_yes: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+    npm_config_progress: 'false',
+    ...extra,
+  };
 }
 
 async function installInto(dir, log, what, install) {
@@ -148,7 +161,10 @@ async function installInto(dir, log, what, install) {
     const removePartial = () => fs.rmSync(partial, { recursive: true, force: true });
     cleanupOnSignal.add(removePartial);
     fs.mkdirSync(partial, { recursive: true });
-    fs.writeFileSync(path.join(partial, 'package.json'), JSON.stringify({ name: 'packetlens-e2e-cache', private: true }, null, 2));
+    fs.writeFileSync(
+      path.join(partial, 'package.json'),
+      JSON.stringify({ name: 'packetlens-e2e-cache', private: true }, null, 2),
+    );
     const logFile = path.join(cacheRoot(), `install-${path.basename(dir)}.log`);
     fs.writeFileSync(logFile, '');
     const t = Date.now();
@@ -183,20 +199,49 @@ export async function ensureVsCode(log = console.log) {
   const entry = path.join(csDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 
   await installInto(nodeDir, log, `Node ${NODE_VERSION} (npm package node@${NODE_VERSION})`, async (dir, logFile) => {
-    await run('npm', ['install', '--no-save', '--no-package-lock', `node@${NODE_VERSION}`], { cwd: dir, env: npmEnv(), logFile, timeoutMs: 5 * 60_000 });
+    await run('npm', ['install', '--no-save', '--no-package-lock', `node@${NODE_VERSION}`], {
+      cwd: dir,
+      env: npmEnv(),
+      logFile,
+      timeoutMs: 5 * 60_000,
+    });
     // The install is renamed afterwards: check the binary inside the folder it was installed into.
-    await run(path.join(dir, 'node_modules', 'node', 'bin', 'node'), ['--version'], { cwd: dir, env: process.env, logFile, timeoutMs: 30_000 });
+    await run(path.join(dir, 'node_modules', 'node', 'bin', 'node'), ['--version'], {
+      cwd: dir,
+      env: process.env,
+      logFile,
+      timeoutMs: 30_000,
+    });
   });
-  if (!fs.existsSync(node)) throw new Error(`Node ${NODE_VERSION} is missing at ${node}: remove ${nodeDir} and run again`);
+  if (!fs.existsSync(node))
+    throw new Error(`Node ${NODE_VERSION} is missing at ${node}: remove ${nodeDir} and run again`);
 
-  await installInto(csDir, log, `code-server ${CODE_SERVER_VERSION} (VS Code), built with Node ${NODE_VERSION}: about 1-3 minutes`, async (dir, logFile) => {
-    // code-server's postinstall refuses any Node but 24 and compiles native modules with node-gyp, so
-    // npm runs with Node 24 first on PATH. Its `kerberos` module is built from source (it needs gssapi
-    // headers: libkrb5-dev) rather than fetched: its prebuild-install would try github.com.
-    const env = npmEnv({ PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: headers, npm_config_build_from_source: 'kerberos' });
-    await run('npm', ['install', '--no-save', '--no-package-lock', '--foreground-scripts', `code-server@${CODE_SERVER_VERSION}`], { cwd: dir, env, logFile, timeoutMs: 20 * 60_000 });
-    await run(node, [path.join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'), '--version'], { cwd: dir, env: process.env, logFile, timeoutMs: 60_000 });
-  });
+  await installInto(
+    csDir,
+    log,
+    `code-server ${CODE_SERVER_VERSION} (VS Code), built with Node ${NODE_VERSION}: about 1-3 minutes`,
+    async (dir, logFile) => {
+      // code-server's postinstall refuses any Node but 24 and compiles native modules with node-gyp, so
+      // npm runs with Node 24 first on PATH. Its `kerberos` module is built from source (it needs gssapi
+      // headers: libkrb5-dev) rather than fetched: its prebuild-install would try github.com.
+      const env = npmEnv({
+        PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH}`,
+        npm_config_nodedir: headers,
+        npm_config_build_from_source: 'kerberos',
+      });
+      await run(
+        'npm',
+        ['install', '--no-save', '--no-package-lock', '--foreground-scripts', `code-server@${CODE_SERVER_VERSION}`],
+        { cwd: dir, env, logFile, timeoutMs: 20 * 60_000 },
+      );
+      await run(node, [path.join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'), '--version'], {
+        cwd: dir,
+        env: process.env,
+        logFile,
+        timeoutMs: 60_000,
+      });
+    },
+  );
   if (!fs.existsSync(entry)) throw new Error(`code-server is missing at ${entry}: remove ${csDir} and run again`);
   return { node, entry, root };
 }
@@ -204,9 +249,9 @@ export async function ensureVsCode(log = console.log) {
 // `node scripts/e2e/install.mjs`: install (or confirm) the cached VS Code and print where it is.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const t = Date.now();
-  ensureVsCode((m) => console.log(`[install] ${m}`)).then(
-    (r) => console.log(`[install] ready in ${((Date.now() - t) / 1000).toFixed(1)} s: ${r.entry} (run by ${r.node})`),
-    (e) => {
+  ensureVsCode(m => console.log(`[install] ${m}`)).then(
+    r => console.log(`[install] ready in ${((Date.now() - t) / 1000).toFixed(1)} s: ${r.entry} (run by ${r.node})`),
+    e => {
       console.error(`[install] FAILED: ${e.message}`);
       process.exit(1);
     },

@@ -38,7 +38,7 @@ Options:
 Environment: PACKETLENS_E2E_CACHE (or XDG_CACHE_HOME) moves the VS Code cache.`;
 
 const t0 = Date.now();
-const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const secs = ms => `${(ms / 1000).toFixed(1)} s`;
 const log = (...a) => console.log(`[e2e ${secs(Date.now() - t0).padStart(7)}]`, ...a);
 
 function parseOptions() {
@@ -57,15 +57,18 @@ function parseOptions() {
 }
 
 async function loadChecks(only) {
-  const files = fs.readdirSync(CHECKS_DIR).filter((f) => f.endsWith('.e2e.mjs')).sort();
+  const files = fs
+    .readdirSync(CHECKS_DIR)
+    .filter(f => f.endsWith('.e2e.mjs'))
+    .sort();
   const all = [];
   for (const f of files) {
     const mod = await import(pathToFileURL(path.join(CHECKS_DIR, f)).href);
     for (const c of mod.checks ?? []) all.push({ ...c, file: f });
   }
   if (!all.length) throw new Error(`no checks found in ${CHECKS_DIR}/*.e2e.mjs`);
-  const picked = only.length ? all.filter((c) => only.some((o) => c.name.includes(o))) : all;
-  if (!picked.length) throw new Error(`no check name contains ${only.map((o) => `"${o}"`).join(' or ')}`);
+  const picked = only.length ? all.filter(c => only.some(o => c.name.includes(o))) : all;
+  if (!picked.length) throw new Error(`no check name contains ${only.map(o => `"${o}"`).join(' or ')}`);
   return picked;
 }
 
@@ -80,7 +83,10 @@ function makeWorkspace(runDir) {
   const ws = path.join(runDir, 'examples');
   fs.cpSync(path.join(REPO, 'examples'), ws, { recursive: true });
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), `${JSON.stringify({ 'packetlens.node.addresses': [NODE_ADDRESS] }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(ws, '.vscode', 'settings.json'),
+    `${JSON.stringify({ 'packetlens.node.addresses': [NODE_ADDRESS] }, null, 2)}\n`,
+  );
   fs.mkdirSync(path.join(ws, 'hostile'), { recursive: true });
   fs.copyFileSync(path.join(CHECKS_DIR, 'fixtures', 'hostile.rules'), path.join(ws, 'hostile', 'hostile.rules'));
   fs.cpSync(path.join(CHECKS_DIR, 'fixtures', 'responsive'), path.join(ws, 'responsive'), { recursive: true });
@@ -98,24 +104,24 @@ function makeWorkspace(runDir) {
 function makeSentinel(page) {
   let hits = [];
   let control = { console: false, error: false };
-  const hit = (what) => hits.push(what.slice(0, 300));
-  page.on('console', (m) => {
+  const hit = what => hits.push(what.slice(0, 300));
+  page.on('console', m => {
     const t = m.text();
     if (/PLXSS-CONTROL/.test(t)) control.console = true;
     else if (t.includes('PLXSS')) hit(`console.${m.type()}: ${t}`);
     else if (/Refused to (execute inline|load the image)/.test(t)) hit(`CSP: ${t}`);
   });
-  page.on('pageerror', (e) => {
+  page.on('pageerror', e => {
     if (e.message.includes('PLXSS-CONTROL')) control.error = true;
     else if (e.message.includes('PLXSS')) hit(`uncaught: ${e.message}`);
   });
-  page.on('dialog', (d) => {
+  page.on('dialog', d => {
     // "Leave site?" when the runner reloads the workbench is not the dump's doing.
     if (d.type() === 'beforeunload') return void d.accept().catch(() => {});
     hit(`dialog: ${d.type()} "${d.message()}"`);
     d.dismiss().catch(() => {});
   });
-  page.on('request', (r) => {
+  page.on('request', r => {
     try {
       if (new URL(r.url()).pathname.endsWith('/x')) hit(`request for the payload's image: ${r.url()}`);
     } catch {
@@ -137,7 +143,10 @@ function withTimeout(promise, ms, what) {
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
     new Promise((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error(`${what} timed out after ${secs(ms)}`), { timedOut: true })), ms);
+      timer = setTimeout(
+        () => reject(Object.assign(new Error(`${what} timed out after ${secs(ms)}`), { timedOut: true })),
+        ms,
+      );
     }),
   ]);
 }
@@ -148,7 +157,12 @@ async function workbenchReady(page) {
   await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'seed-003' }).waitFor({ timeout: 60_000 });
 }
 
-const slug = (s) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60);
+const slug = s =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 60);
 
 async function main() {
   const opts = parseOptions();
@@ -158,7 +172,9 @@ async function main() {
   }
   const chromiumPath = opts.chromium || process.env.CHROMIUM || '/usr/bin/chromium';
   if (!fs.existsSync(chromiumPath)) {
-    throw new Error(`no browser at ${chromiumPath}: install Debian's chromium (apt-get install chromium) or pass --chromium PATH`);
+    throw new Error(
+      `no browser at ${chromiumPath}: install Debian's chromium (apt-get install chromium) or pass --chromium PATH`,
+    );
   }
   const { chromium } = await import('playwright-core');
   const checks = await loadChecks(opts.only);
@@ -166,12 +182,12 @@ async function main() {
   fs.mkdirSync(RESULTS, { recursive: true });
   const timings = {};
   let mark = Date.now();
-  const lap = (name) => {
+  const lap = name => {
     timings[name] = Date.now() - mark;
     mark = Date.now();
   };
 
-  const { node, entry, root } = await ensureVsCode((m) => log(m));
+  const { node, entry, root } = await ensureVsCode(m => log(m));
   lap('install');
   log(`VS Code (code-server) from ${root}`);
   let vsix;
@@ -193,20 +209,24 @@ async function main() {
   const cleanups = new Set();
   // Once, whoever asks first (the end of the run or a signal); every step runs even if one fails.
   let tornDown = null;
-  const teardown = () => (tornDown ??= (async () => {
-    const step = async (what, f) => {
-      try {
-        await f();
-      } catch (e) {
-        log(`warning: ${what}: ${e.message}`);
-      }
-    };
-    await step('stopping what the checks started', () => Promise.all([...cleanups].map((f) => f())));
-    if (context) await step('closing Chromium', () => withTimeout(context.close(), 15_000, 'closing Chromium'));
-    if (server) await step('stopping code-server', () => server.stop());
-    if (!opts.keep) await step(`removing ${runDir}`, () => fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
-  })());
-  const onSignal = (sig) => {
+  const teardown = () =>
+    (tornDown ??= (async () => {
+      const step = async (what, f) => {
+        try {
+          await f();
+        } catch (e) {
+          log(`warning: ${what}: ${e.message}`);
+        }
+      };
+      await step('stopping what the checks started', () => Promise.all([...cleanups].map(f => f())));
+      if (context) await step('closing Chromium', () => withTimeout(context.close(), 15_000, 'closing Chromium'));
+      if (server) await step('stopping code-server', () => server.stop());
+      if (!opts.keep)
+        await step(`removing ${runDir}`, () =>
+          fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }),
+        );
+    })());
+  const onSignal = sig => {
     if (interrupted) return;
     interrupted = true;
     log(`${sig}: stopping code-server and Chromium`);
@@ -222,10 +242,19 @@ async function main() {
     process.env.PACKETLENS_STALL_LOG = '1';
     const port = await freePort();
     server = await startCodeServer({
-      node, entry, folder: workspace, port, vsix,
+      node,
+      entry,
+      folder: workspace,
+      port,
+      vsix,
       runDir: path.join(runDir, 'code-server'),
       // Calmer screenshots: no minimap, no highlights of the word under the cursor.
-      settings: quietSettings({ 'editor.minimap.enabled': false, 'editor.occurrencesHighlight': 'off', 'editor.selectionHighlight': false, 'editor.hover.delay': 100 }),
+      settings: quietSettings({
+        'editor.minimap.enabled': false,
+        'editor.occurrencesHighlight': 'off',
+        'editor.selectionHighlight': false,
+        'editor.hover.delay': 100,
+      }),
       logFile: path.join(RESULTS, 'code-server.log'),
       keepRunDir: opts.keep,
     });
@@ -243,17 +272,29 @@ async function main() {
       handleSIGINT: false,
       handleSIGTERM: false,
       handleSIGHUP: false,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-default-apps',
+      ],
     });
     // Hermetic: the page may only talk to this machine's code-server (blocked requests are listed).
     const blocked = [];
-    await context.route((u) => /^(https?|wss?):$/.test(u.protocol) && u.hostname !== HOST, (r) => {
-      blocked.push(r.request().url());
-      return r.abort();
-    });
+    await context.route(
+      u => /^(https?|wss?):$/.test(u.protocol) && u.hostname !== HOST,
+      r => {
+        blocked.push(r.request().url());
+        return r.abort();
+      },
+    );
     // In every frame, before its own scripts: the function the hostile dump's payloads call.
     await context.addInitScript(() => {
-      globalThis.PLXSS = (tag) => {
+      globalThis.PLXSS = tag => {
         console.error(`PLXSS-FIRED ${String(tag)} in ${globalThis.location?.href}`);
         try {
           globalThis.document.title = 'PLXSS-FIRED';
@@ -265,10 +306,10 @@ async function main() {
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);
     const consoleErrors = [];
-    page.on('console', (m) => {
+    page.on('console', m => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
-    page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
+    page.on('pageerror', e => consoleErrors.push(`uncaught: ${e.message}`));
     const sentinel = makeSentinel(page);
 
     await page.goto(server.folderUrl);
@@ -285,7 +326,12 @@ async function main() {
       const start = Date.now();
       log(`▶ ${check.name}`);
       // One Workbench per check: a check that timed out is cancelled and cannot act on the next one's page.
-      const wb = new Workbench(page, { workspace, shotsDir: RESULTS, docsShotsDir: opts['no-docs-screenshots'] ? null : DOCS_SHOTS, log });
+      const wb = new Workbench(page, {
+        workspace,
+        shotsDir: RESULTS,
+        docsShotsDir: opts['no-docs-screenshots'] ? null : DOCS_SHOTS,
+        log,
+      });
       let error = null;
       if (check.needs && !ctx[check.needs]) {
         error = new CheckFailure(`cannot run: it needs "${check.needs}", which an earlier check did not establish`);
@@ -300,7 +346,10 @@ async function main() {
       if (error) {
         const shot = path.join(RESULTS, `FAIL-${slug(check.name)}.png`);
         await page.screenshot({ path: shot }).catch(() => {});
-        const why = error instanceof CheckFailure || error.timedOut ? error.message : (error.stack ?? String(error)).split('\n').slice(0, 4).join('\n    ');
+        const why =
+          error instanceof CheckFailure || error.timedOut
+            ? error.message
+            : (error.stack ?? String(error)).split('\n').slice(0, 4).join('\n    ');
         results.push({ name: check.name, ok: false, ms, why, shot });
         log(`✘ FAILED (${secs(ms)}): ${why}\n    screenshot: ${path.relative(REPO, shot)}`);
         if (error.timedOut) {
@@ -316,31 +365,50 @@ async function main() {
       }
     }
     lap('checks');
-    const extensionErrors = consoleErrors.filter((e) => /packetlens|packet lens/i.test(e));
+    const extensionErrors = consoleErrors.filter(e => /packetlens|packet lens/i.test(e));
     for (const e of extensionErrors.slice(0, 10)) log(`browser console error about the extension: ${e.slice(0, 300)}`);
-    if (blocked.length) log(`blocked ${blocked.length} requests to other hosts: ${[...new Set(blocked.map((u) => new URL(u).host))].join(', ')}`);
+    if (blocked.length)
+      log(
+        `blocked ${blocked.length} requests to other hosts: ${[...new Set(blocked.map(u => new URL(u).host))].join(', ')}`,
+      );
     const activation = findActivation(path.join(runDir, 'code-server'));
     if (activation) log(`the extension's log: ${activation}`);
   } catch (e) {
     // Not a check's failure (those are caught above): the setup or the harness broke. Every check that
     // did not run fails with the reason.
     log(`✘ ${e.message}`);
-    for (const c of checks.slice(results.length)) results.push({ name: c.name, ok: false, ms: 0, why: `not run: ${e.message.split('\n')[0]}` });
+    for (const c of checks.slice(results.length))
+      results.push({ name: c.name, ok: false, ms: 0, why: `not run: ${e.message.split('\n')[0]}` });
   } finally {
     await teardown();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
 
-  const passed = results.filter((r) => r.ok).length;
+  const passed = results.filter(r => r.ok).length;
   const failed = results.length - passed;
-  fs.writeFileSync(path.join(RESULTS, 'summary.json'), `${JSON.stringify({ passed, failed, timings, results }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(RESULTS, 'summary.json'),
+    `${JSON.stringify({ passed, failed, timings, results }, null, 2)}\n`,
+  );
   console.log('');
-  for (const r of results) console.log(`${r.ok ? '  ✔' : '  ✘'} ${r.name} (${secs(r.ms)})${r.ok ? '' : `\n      ${r.why}`}`);
-  console.log(`\ntimings: ${Object.entries(timings).map(([k, v]) => `${k} ${secs(v)}`).join(', ')}; total ${secs(Date.now() - t0)}`);
-  if (!opts['no-docs-screenshots']) console.log(`screenshots: ${path.relative(REPO, RESULTS)}/ and ${path.relative(REPO, DOCS_SHOTS)}/`);
+  for (const r of results)
+    console.log(`${r.ok ? '  ✔' : '  ✘'} ${r.name} (${secs(r.ms)})${r.ok ? '' : `\n      ${r.why}`}`);
+  console.log(
+    `\ntimings: ${Object.entries(timings)
+      .map(([k, v]) => `${k} ${secs(v)}`)
+      .join(', ')}; total ${secs(Date.now() - t0)}`,
+  );
+  if (!opts['no-docs-screenshots'])
+    console.log(`screenshots: ${path.relative(REPO, RESULTS)}/ and ${path.relative(REPO, DOCS_SHOTS)}/`);
   console.log(`${passed} passed, ${failed} failed`);
-  if (failed) console.error(`E2E FAILED: ${results.filter((r) => !r.ok).map((r) => r.name).join('; ')}`);
+  if (failed)
+    console.error(
+      `E2E FAILED: ${results
+        .filter(r => !r.ok)
+        .map(r => r.name)
+        .join('; ')}`,
+    );
   return failed ? 1 : 0;
 }
 
@@ -371,8 +439,8 @@ function findActivation(dir) {
 }
 
 main().then(
-  (code) => process.exit(code),
-  (e) => {
+  code => process.exit(code),
+  e => {
     console.error(`E2E FAILED: ${e.message}`);
     process.exit(1);
   },

@@ -19,10 +19,10 @@ process.stderr.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 const code = run(process.argv.slice(2), {
-  out: (line) => {
+  out: line => {
     if (!closed && !process.stdout.destroyed) process.stdout.write(`${line}\n`);
   },
-  err: (line) => {
+  err: line => {
     if (!process.stderr.destroyed) process.stderr.write(`${line}\n`);
   },
 });

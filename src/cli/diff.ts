@@ -4,7 +4,16 @@
  * node). Glue only: reading files, flags, the three output formats and the exit status that makes it a CI
  * gate (0 proven identical, 1 different or not proven the same, 2 unreadable input). The comparison is the engine's `diffRulesets`.
  */
-import { type DiffReport, type NodeConfig, diffManifests, diffRulesets, formatDiagnostic, formatDiffMarkdown, formatDiffText, parseRuleset } from '../engine/api.ts';
+import {
+  type DiffReport,
+  type NodeConfig,
+  diffManifests,
+  diffRulesets,
+  formatDiagnostic,
+  formatDiffMarkdown,
+  formatDiffText,
+  parseRuleset,
+} from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
 import { readManifestFiles } from './manifests.ts';
@@ -39,7 +48,7 @@ const FLAGS = {
 const readDump = readTextFile;
 
 function pairs(list: string[] | undefined, what: string): [string, string][] {
-  return (list ?? []).map((kv) => {
+  return (list ?? []).map(kv => {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new UsageError(`${what} '${kv}' must look like A=B`);
     return [kv.slice(0, eq), kv.slice(eq + 1)];
@@ -48,28 +57,46 @@ function pairs(list: string[] | undefined, what: string): [string, string][] {
 
 function print(report: DiffReport, flags: { json?: boolean; markdown?: boolean }, io: Io): void {
   if (flags.json) io.out(JSON.stringify(report));
-  else for (const line of (flags.markdown ? formatDiffMarkdown(report) : formatDiffText(report)).replace(/\n$/, '').split('\n')) io.out(line);
+  else
+    for (const line of (flags.markdown ? formatDiffMarkdown(report) : formatDiffText(report))
+      .replace(/\n$/, '')
+      .split('\n'))
+      io.out(line);
 }
 
 function run(argv: string[], io: Io): number {
   const { positionals, flags } = parseArgs(argv, FLAGS);
-  if (positionals.length !== 2) throw new UsageError(`diff takes two inputs, the old and the new (${positionals.length} given)`);
+  if (positionals.length !== 2)
+    throw new UsageError(`diff takes two inputs, the old and the new (${positionals.length} given)`);
   if (flags.json && flags.markdown) throw new UsageError('--json and --markdown exclude each other');
   const [oldPath, newPath] = positionals as [string, string];
   const options = { paths: flags.paths ?? false };
   let result;
   if (flags.node !== undefined) {
-    if (flags['node-ip'] || flags.iface || flags.route || flags.uplink) throw new UsageError('with --node the node context comes from the manifests; --node-ip, --iface, --route and --uplink do not apply');
-    result = diffManifests({ label: oldPath, files: readManifestFiles([oldPath]) }, { label: newPath, files: readManifestFiles([newPath]) }, flags.node, options);
+    if (flags['node-ip'] || flags.iface || flags.route || flags.uplink)
+      throw new UsageError(
+        'with --node the node context comes from the manifests; --node-ip, --iface, --route and --uplink do not apply',
+      );
+    result = diffManifests(
+      { label: oldPath, files: readManifestFiles([oldPath]) },
+      { label: newPath, files: readManifestFiles([newPath]) },
+      flags.node,
+      options,
+    );
   } else {
     // Read through the one ruleset reader; the semantic diff compares iptables dumps only (so far).
-    const rulesets = [oldPath, newPath].map((file) => {
+    const rulesets = [oldPath, newPath].map(file => {
       const parsed = parseRuleset(readDump(file), { file, lazy: true });
-      if (parsed.format !== 'iptables-save') throw new UsageError(`${file} is an nftables ruleset (${parsed.format}); diff compares iptables-save dumps (use packetlens trace for nftables)`);
+      if (parsed.format !== 'iptables-save')
+        throw new UsageError(
+          `${file} is an nftables ruleset (${parsed.format}); diff compares iptables-save dumps (use packetlens trace for nftables)`,
+        );
       return parsed.ruleset;
     });
     // Structural errors make the comparison meaningless; the engine adds the options of changed rules.
-    const structural = rulesets.flatMap((rs) => rs.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(rs.file, d)));
+    const structural = rulesets.flatMap(rs =>
+      rs.diagnostics.filter(d => d.severity === 'error').map(d => formatDiagnostic(rs.file, d)),
+    );
     if (structural.length) {
       for (const l of structural) io.err(l);
       throw new UsageError('the inputs have errors; fix them (see packetlens check) before comparing');

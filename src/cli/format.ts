@@ -22,26 +22,39 @@ export function formatTrace(trace: Trace, title: string, opts: FormatOptions): s
   const errorLines = new Set(trace.fileErrors?.lines ?? []);
   const listed = trace.outcomes.filter((o, i) => i < max || o.notEnumerated);
   const hidden = trace.outcomes.filter((o, i) => i >= max && !o.notEnumerated);
-  const shown: (typeof trace.outcomes[number] | null)[] = [...listed];
-  if (hidden.length) shown.splice(listed.filter((o) => !o.notEnumerated).length, 0, null);
+  const shown: ((typeof trace.outcomes)[number] | null)[] = [...listed];
+  if (hidden.length) shown.splice(listed.filter(o => !o.notEnumerated).length, 0, null);
   shown.forEach((o, i) => {
     const last = i === shown.length - 1;
     const bar = last ? '   ' : '│  ';
     if (!o) {
       const sum = hidden.reduce((a, h) => a + h.probability, 0);
-      lines.push(`${last ? '└─' : '├─'} ${percent(sum).padStart(7)}  … ${hidden.length} less likely outcome${hidden.length === 1 ? '' : 's'} not drawn here (--json lists every one)`);
+      lines.push(
+        `${last ? '└─' : '├─'} ${percent(sum).padStart(7)}  … ${hidden.length} less likely outcome${hidden.length === 1 ? '' : 's'} not drawn here (--json lists every one)`,
+      );
       return;
     }
-    lines.push(`${last ? '└─' : '├─'} ${percent(o.probability).padStart(7)}  ${headline(o)}${o.paths > 1 && !o.notEnumerated ? `  [${o.paths} paths]` : ''}`);
-    if (o.markVaries) lines.push(`${bar}   packet mark bits ${o.markVaries} differ among these paths (no rule reads them, so they were merged)`);
-    if (o.ctmarkVaries) lines.push(`${bar}   connection mark bits ${o.ctmarkVaries} differ among these paths (no rule reads them, so they were merged)`);
-    for (const a of o.assumptions) lines.push(`${bar}   ? assuming ${a.table} ${a.chain} rule ${a.rule} (line ${a.line}) ${a.assumed}: ${a.reason}`);
+    lines.push(
+      `${last ? '└─' : '├─'} ${percent(o.probability).padStart(7)}  ${headline(o)}${o.paths > 1 && !o.notEnumerated ? `  [${o.paths} paths]` : ''}`,
+    );
+    if (o.markVaries)
+      lines.push(
+        `${bar}   packet mark bits ${o.markVaries} differ among these paths (no rule reads them, so they were merged)`,
+      );
+    if (o.ctmarkVaries)
+      lines.push(
+        `${bar}   connection mark bits ${o.ctmarkVaries} differ among these paths (no rule reads them, so they were merged)`,
+      );
+    for (const a of o.assumptions)
+      lines.push(`${bar}   ? assuming ${a.table} ${a.chain} rule ${a.rule} (line ${a.line}) ${a.assumed}: ${a.reason}`);
     // nftables steps name the family too (`ip kube-proxy services`) and what the rule's statements did.
     const where = (s: (typeof o.steps)[number]) => `${s.family ? `${s.family} ` : ''}${s.table} ${s.chain}`;
-    const width = Math.max(0, ...o.steps.map((s) => where(s).length));
+    const width = Math.max(0, ...o.steps.map(s => where(s).length));
     for (const s of o.steps) {
       const flag = errorLines.has(s.line) ? '   ⚠ this line has an error' : '';
-      lines.push(`${bar}   ${where(s).padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}${s.action ? ` (${s.action})` : ''}${flag}`);
+      lines.push(
+        `${bar}   ${where(s).padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}${s.action ? ` (${s.action})` : ''}${flag}`,
+      );
     }
     if (opts.whyNot && o.misses.length) {
       lines.push(`${bar}   why the other rules on the way did not match:`);
@@ -50,10 +63,14 @@ export function formatTrace(trace: Trace, title: string, opts: FormatOptions): s
         const key = `${m.table} ${m.chain}`;
         const n = (perChain.get(key) ?? 0) + 1;
         perChain.set(key, n);
-        if (n <= opts.maxMissesPerChain) lines.push(`${bar}   ✗ ${key.padEnd(width)}  #${String(m.rule).padEnd(4)} line ${String(m.line).padEnd(6)} ${m.reason}`);
+        if (n <= opts.maxMissesPerChain)
+          lines.push(
+            `${bar}   ✗ ${key.padEnd(width)}  #${String(m.rule).padEnd(4)} line ${String(m.line).padEnd(6)} ${m.reason}`,
+          );
       }
       for (const [key, n] of perChain) {
-        if (n > opts.maxMissesPerChain) lines.push(`${bar}   ✗ ${key}: ${n - opts.maxMissesPerChain} more (--json --why-not lists every one)`);
+        if (n > opts.maxMissesPerChain)
+          lines.push(`${bar}   ✗ ${key}: ${n - opts.maxMissesPerChain} more (--json --why-not lists every one)`);
       }
     }
     for (const n of o.notes) lines.push(`${bar}   note: ${n}`);
@@ -65,5 +82,5 @@ export function formatTrace(trace: Trace, title: string, opts: FormatOptions): s
 export function formatDiagnostics(file: string, diagnostics: readonly Diagnostic[]): string[] {
   return [...diagnostics]
     .sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character)
-    .map((d) => formatDiagnostic(file, d));
+    .map(d => formatDiagnostic(file, d));
 }

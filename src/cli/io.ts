@@ -10,7 +10,8 @@ export function readTextFile(file: string, maxBytes = DEFAULT_MAX_BYTES): string
   } catch (e) {
     throw new UsageError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
-  if (size > maxBytes) throw new UsageError(`${file}: ${(size / 1048576).toFixed(0)} MiB is above the ${maxBytes / 1048576} MiB limit`);
+  if (size > maxBytes)
+    throw new UsageError(`${file}: ${(size / 1048576).toFixed(0)} MiB is above the ${maxBytes / 1048576} MiB limit`);
   try {
     return readFileSync(file, 'utf8');
   } catch (e) {

@@ -10,7 +10,7 @@ export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: bo
     packet: { ...trace.packet, ...(input.name ? { name: input.name } : {}) },
     from: trace.from,
     unknown: trace.unknown,
-    outcomes: trace.outcomes.map((o) => ({
+    outcomes: trace.outcomes.map(o => ({
       probability: o.probability,
       probabilityExact: o.probabilityExact,
       disposition: o.disposition,

@@ -89,12 +89,14 @@ function check(argv: string[], io: Io): number {
   const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
   if (format === 'iptables-save') validateRules(rs, { release: true });
   for (const line of formatDiagnostics(file, diagnostics)) io.out(line);
-  const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  const warnings = diagnostics.filter((d) => d.severity === 'warning').length;
+  const errors = diagnostics.filter(d => d.severity === 'error').length;
+  const warnings = diagnostics.filter(d => d.severity === 'warning').length;
   let chains = 0;
   for (const t of rs.tables.values()) chains += t.chains.size;
   const kind = format === 'iptables-save' ? `IPv${rs.family}` : `nftables, ${format}`;
-  io.out(`${file}: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${chains} chains, ${rs.ruleCount} rules (${kind}); ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+  io.out(
+    `${file}: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${chains} chains, ${rs.ruleCount} rules (${kind}); ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`,
+  );
   return errors > 0 ? 2 : 0;
 }
 
@@ -118,7 +120,7 @@ const TRACE_FLAGS = {
 } as const;
 
 function keyValues(list: string[] | undefined, what: string): [string, string][] {
-  return (list ?? []).map((kv) => {
+  return (list ?? []).map(kv => {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new UsageError(`${what} '${kv}' must look like A=B`);
     return [kv.slice(0, eq), kv.slice(eq + 1)];
@@ -129,16 +131,26 @@ function trace(argv: string[], io: Io): number {
   const { positionals, flags } = parseArgs(argv, TRACE_FLAGS);
   const file = positionals[0];
   const manifests = flags.manifests ?? [];
-  if (manifests.length === 0 && (!file || positionals.length > 1)) throw new UsageError('trace takes one rules file (or --manifests PATH…)');
+  if (manifests.length === 0 && (!file || positionals.length > 1))
+    throw new UsageError('trace takes one rules file (or --manifests PATH…)');
   if (manifests.length > 0 && positionals.length > 1) throw new UsageError('trace takes one rules file');
-  if (!flags.packet && !flags.packets) throw new UsageError('trace needs --packet "<proto> <src> -> <dst>:<port>" or --packets FILE');
+  if (!flags.packet && !flags.packets)
+    throw new UsageError('trace needs --packet "<proto> <src> -> <dst>:<port>" or --packets FILE');
   const from = flags.from ?? 'auto';
-  if (!['auto', 'outside', 'local'].includes(from)) throw new UsageError(`--from takes auto, outside or local, not '${from}'`);
+  if (!['auto', 'outside', 'local'].includes(from))
+    throw new UsageError(`--from takes auto, outside or local, not '${from}'`);
   const inputs: { input: PacketInput; where: string }[] = [];
   for (const text of flags.packet ?? []) {
     const r = parsePacketText(text);
     if (!r.ok) throw new UsageError(`--packet: ${r.error}`);
-    inputs.push({ input: { ...r.input, from: r.input.from ?? (from as PacketInput['from']), ...(flags.in && !r.input.in ? { in: flags.in } : {}) }, where: `--packet "${text}"` });
+    inputs.push({
+      input: {
+        ...r.input,
+        from: r.input.from ?? (from as PacketInput['from']),
+        ...(flags.in && !r.input.in ? { in: flags.in } : {}),
+      },
+      where: `--packet "${text}"`,
+    });
   }
   if (flags.packets) {
     const lines = readInput(flags.packets).split('\n');
@@ -152,7 +164,14 @@ function trace(argv: string[], io: Io): number {
       }
       const r = packetFromJson(obj);
       if (!r.ok) throw new UsageError(`${flags.packets}:${i + 1}: ${r.error}`);
-      inputs.push({ input: { ...r.input, from: r.input.from ?? (from as PacketInput['from']), ...(flags.in && !r.input.in ? { in: flags.in } : {}) }, where: `${flags.packets}:${i + 1}` });
+      inputs.push({
+        input: {
+          ...r.input,
+          from: r.input.from ?? (from as PacketInput['from']),
+          ...(flags.in && !r.input.in ? { in: flags.in } : {}),
+        },
+        where: `${flags.packets}:${i + 1}`,
+      });
     });
   }
   // Rules are compiled on demand: a trace touches a few dozen rules of a large dump (`check` validates all).
@@ -161,14 +180,15 @@ function trace(argv: string[], io: Io): number {
   const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
   // Rule options are checked too when that is cheap, so "this file has N errors" counts every one.
   if (format === 'iptables-save' && rs.ruleCount <= FULL_CHECK_MAX_RULES) validateRules(rs, { release: true });
-  const errors = diagnostics.filter((d) => d.severity === 'error');
+  const errors = diagnostics.filter(d => d.severity === 'error');
   if (rs.tables.size === 0 && errors.length) {
     for (const line of formatDiagnostics(file, errors)) io.err(line);
     throw new UsageError(`${file}: no rules could be read`);
   }
   const ifaces = keyValues(flags.iface, '--iface');
   // A dump with the manifests of its cluster: the manifests say which node it is (unless --node-ip does).
-  const fromManifests = manifests.length > 0 && !flags['node-ip'] ? dumpNodeFromManifests(manifests, file, flags.node, io) : [];
+  const fromManifests =
+    manifests.length > 0 && !flags['node-ip'] ? dumpNodeFromManifests(manifests, file, flags.node, io) : [];
   const node: NodeConfig = {
     ...(fromManifests.length ? { inferred: fromManifests } : {}),
     addresses: flags['node-ip'] ?? [],
@@ -184,10 +204,17 @@ function trace(argv: string[], io: Io): number {
   for (const { input, where } of inputs) {
     const r = tracePacket(rs, input, { node, ipsets, recent: flags.affinity ?? [], explain: whyNot || !flags.json });
     if (!r.ok) throw new UsageError(`${where}: ${r.error}`);
-    if (flags.json) io.out(JSON.stringify(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false })));
+    if (flags.json)
+      io.out(JSON.stringify(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false })));
     else {
       if (!first) io.out('');
-      io.out(formatTrace(r.trace, describePacketInput({ ...input, sport: r.trace.packet.sport ?? undefined } as PacketInput), { whyNot, maxMissesPerChain: 3 }));
+      io.out(
+        formatTrace(
+          r.trace,
+          describePacketInput({ ...input, sport: r.trace.packet.sport ?? undefined } as PacketInput),
+          { whyNot, maxMissesPerChain: 3 },
+        ),
+      );
     }
     first = false;
   }

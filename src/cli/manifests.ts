@@ -20,7 +20,8 @@ export function readManifestFiles(paths: readonly string[]): { file: string; tex
         visit(join(p, name), false);
       }
     } else if (explicit || EXT.test(p)) {
-      if (st.size > 64 * 1024 * 1024) throw new UsageError(`${p}: ${(st.size / 1048576).toFixed(0)} MiB is too large for a manifest`);
+      if (st.size > 64 * 1024 * 1024)
+        throw new UsageError(`${p}: ${(st.size / 1048576).toFixed(0)} MiB is too large for a manifest`);
       out.push({ file: p, text: readFileSync(p, 'utf8') });
     }
   };

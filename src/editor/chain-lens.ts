@@ -30,7 +30,13 @@ function computeChainLenses(index: DumpIndex): ChainLens[] {
     const table = span.table;
     for (const chain of table.chains.values()) {
       const line = firstRuleLine(chain) ?? chain.range.start.line;
-      out.push({ range: lineSpan(line, 0, 0), table: table.name, chain: chain.name, builtin: chain.builtin, references: chain.builtin ? [] : index.referencesTo(table.name, chain.name) });
+      out.push({
+        range: lineSpan(line, 0, 0),
+        table: table.name,
+        chain: chain.name,
+        builtin: chain.builtin,
+        references: chain.builtin ? [] : index.referencesTo(table.name, chain.name),
+      });
     }
   }
   return out;

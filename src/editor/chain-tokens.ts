@@ -21,7 +21,28 @@ export interface Word {
   readonly quoted: boolean;
 }
 
-const COMMANDS = new Set(['-A', '--append', '-I', '--insert', '-R', '--replace', '-D', '--delete', '-N', '--new-chain', '-X', '--delete-chain', '-F', '--flush', '-P', '--policy', '-Z', '--zero', '-E', '--rename-chain']);
+const COMMANDS = new Set([
+  '-A',
+  '--append',
+  '-I',
+  '--insert',
+  '-R',
+  '--replace',
+  '-D',
+  '--delete',
+  '-N',
+  '--new-chain',
+  '-X',
+  '--delete-chain',
+  '-F',
+  '--flush',
+  '-P',
+  '--policy',
+  '-Z',
+  '--zero',
+  '-E',
+  '--rename-chain',
+]);
 const TARGET_OPTIONS = new Set(['-j', '--jump', '-g', '--goto']);
 
 /** Splits a line into words as iptables-restore does, keeping each word's span (quotes included). */
@@ -69,7 +90,8 @@ export function chainTokensOnLine(line: string): ChainToken[] {
   if (words.length === 0) return out;
   const first = words[0]!;
   if (first.text.startsWith(':')) {
-    if (first.text.length > 1) out.push({ name: first.text.slice(1), start: first.start + 1, end: first.end, role: 'declaration' });
+    if (first.text.length > 1)
+      out.push({ name: first.text.slice(1), start: first.start + 1, end: first.end, role: 'declaration' });
     return out;
   }
   let k = first.text.startsWith('[') ? 1 : 0;
@@ -79,7 +101,8 @@ export function chainTokensOnLine(line: string): ChainToken[] {
     if (name && !name.text.startsWith('-')) {
       out.push({ name: name.text, start: name.start, end: name.end, role: 'command' });
       const renamed = words[k + 2];
-      if ((cmd.text === '-E' || cmd.text === '--rename-chain') && renamed) out.push({ name: renamed.text, start: renamed.start, end: renamed.end, role: 'command' });
+      if ((cmd.text === '-E' || cmd.text === '--rename-chain') && renamed)
+        out.push({ name: renamed.text, start: renamed.start, end: renamed.end, role: 'command' });
     }
     k += 2;
   }

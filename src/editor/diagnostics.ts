@@ -27,7 +27,14 @@ export interface DumpDiagnostics {
   readonly notes: readonly string[];
 }
 
-const plain = (d: Diagnostic): EditorDiagnostic => ({ code: d.code, severity: d.severity, message: d.message, range: d.range, unnecessary: false, related: [] });
+const plain = (d: Diagnostic): EditorDiagnostic => ({
+  code: d.code,
+  severity: d.severity,
+  message: d.message,
+  range: d.range,
+  unnecessary: false,
+  related: [],
+});
 
 /** The diagnostics, one step at a time: each `yield` is a good moment to let other work run. */
 export function* dumpDiagnosticSteps(index: DumpIndex, options: DiagnosticsOptions): Generator<void, DumpDiagnostics> {
@@ -36,14 +43,15 @@ export function* dumpDiagnosticSteps(index: DumpIndex, options: DiagnosticsOptio
   const full = rs.ruleCount <= options.maxRulesForFullCheck;
   const out: EditorDiagnostic[] = rs.diagnostics.map(plain);
   if (full) {
-    const seen = new Set(out.map((d) => `${d.code}@${d.range.start.line}:${d.range.start.character}`));
+    const seen = new Set(out.map(d => `${d.code}@${d.range.start.line}:${d.range.start.character}`));
     const steps = ruleOptionDiagnostics(rs);
     let step = steps.next();
     while (!step.done) {
       yield;
       step = steps.next();
     }
-    for (const d of step.value) if (!seen.has(`${d.code}@${d.range.start.line}:${d.range.start.character}`)) out.push(plain(d));
+    for (const d of step.value)
+      if (!seen.has(`${d.code}@${d.range.start.line}:${d.range.start.character}`)) out.push(plain(d));
     yield;
     const lint = lintSteps(rs, { references: index.references() });
     let found = lint.next();
@@ -52,15 +60,27 @@ export function* dumpDiagnosticSteps(index: DumpIndex, options: DiagnosticsOptio
       found = lint.next();
     }
     for (const d of found.value) {
-      const related = d.relatedLine !== null ? [{ range: lineSpan(d.relatedLine, 0, index.lines.lineAt(d.relatedLine).length), message: d.relatedMessage ?? '' }] : [];
+      const related =
+        d.relatedLine !== null
+          ? [
+              {
+                range: lineSpan(d.relatedLine, 0, index.lines.lineAt(d.relatedLine).length),
+                message: d.relatedMessage ?? '',
+              },
+            ]
+          : [];
       out.push({ code: d.code, severity: d.severity, message: d.message, range: d.range, unnecessary: true, related });
     }
   } else {
-    notes.push(`rule options are not checked and the linter did not run: ${rs.ruleCount.toLocaleString('en-US')} rules is above packetlens.limits.fullCheckMaxRules (${options.maxRulesForFullCheck.toLocaleString('en-US')})`);
+    notes.push(
+      `rule options are not checked and the linter did not run: ${rs.ruleCount.toLocaleString('en-US')} rules is above packetlens.limits.fullCheckMaxRules (${options.maxRulesForFullCheck.toLocaleString('en-US')})`,
+    );
   }
   out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
   if (out.length > options.maxDiagnostics) {
-    notes.push(`${(out.length - options.maxDiagnostics).toLocaleString('en-US')} more diagnostics are not shown (packetlens.limits.maxDiagnostics is ${options.maxDiagnostics.toLocaleString('en-US')})`);
+    notes.push(
+      `${(out.length - options.maxDiagnostics).toLocaleString('en-US')} more diagnostics are not shown (packetlens.limits.maxDiagnostics is ${options.maxDiagnostics.toLocaleString('en-US')})`,
+    );
     return { diagnostics: out.slice(0, options.maxDiagnostics), notes };
   }
   return { diagnostics: out, notes };

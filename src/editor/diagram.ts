@@ -5,7 +5,15 @@
  */
 import type { Trace, TraceEvent, TraceOutcome } from '../engine/api.ts';
 import { outcomeHeadline } from '../engine/api.ts';
-import type { DiagramModel, FlowBranch, FlowNode, FlowSegment, HookVisit, OutcomeSummary, PacketFields } from '../shared/protocol.ts';
+import type {
+  DiagramModel,
+  FlowBranch,
+  FlowNode,
+  FlowSegment,
+  HookVisit,
+  OutcomeSummary,
+  PacketFields,
+} from '../shared/protocol.ts';
 import { percent } from './probability.ts';
 
 const MAX_OUTCOMES = 32;
@@ -22,7 +30,6 @@ interface TrieNode {
 
 const REWRITE = /^(DNAT|SNAT|MASQUERADE|REDIRECT|NETMAP) → (.+)$/;
 
-
 class NodeMaker {
   private n = 0;
 
@@ -38,45 +45,127 @@ class NodeMaker {
     switch (e.kind) {
       case 'hook':
         this.stack = [];
-        return { node: { ...base, kind: 'hook', label: e.hook, detail: `in ${e.iface.in ?? '—'} · out ${e.iface.out ?? '—'}`, depth: 0 }, branch: null };
+        return {
+          node: {
+            ...base,
+            kind: 'hook',
+            label: e.hook,
+            detail: `in ${e.iface.in ?? '—'} · out ${e.iface.out ?? '—'}`,
+            depth: 0,
+          },
+          branch: null,
+        };
       case 'chain': {
         if (e.chain === e.hook) this.stack = [];
         else if (this.lastRuleVerdict.startsWith('goto ')) this.stack.pop();
         this.stack.push(e.chain);
-        return { node: { ...base, kind: 'chain', label: `${e.table} ${e.chain}`, line: e.line - 1 + this.offset, depth: this.stack.length }, branch: null };
+        return {
+          node: {
+            ...base,
+            kind: 'chain',
+            label: `${e.table} ${e.chain}`,
+            line: e.line - 1 + this.offset,
+            depth: this.stack.length,
+          },
+          branch: null,
+        };
       }
       case 'rule': {
         const s = e.step;
         this.lastRuleVerdict = s.verdict;
         const m = REWRITE.exec(s.verdict);
-        const rewrite = m ? `${m[1] === 'DNAT' || m[1] === 'REDIRECT' ? 'dst' : m[1] === 'NETMAP' ? 'addr' : 'src'} → ${m[2]}` : null;
+        const rewrite = m
+          ? `${m[1] === 'DNAT' || m[1] === 'REDIRECT' ? 'dst' : m[1] === 'NETMAP' ? 'addr' : 'src'} → ${m[2]}`
+          : null;
         return {
-          node: { ...base, kind: 'rule', label: `#${s.rule} ${s.verdict}`, detail: `${s.table} ${s.chain} · line ${s.line + this.offset}`, line: s.line - 1 + this.offset, depth: this.stack.length + 1, rewrite, flagged: s.verdict.includes('not modelled') },
+          node: {
+            ...base,
+            kind: 'rule',
+            label: `#${s.rule} ${s.verdict}`,
+            detail: `${s.table} ${s.chain} · line ${s.line + this.offset}`,
+            line: s.line - 1 + this.offset,
+            depth: this.stack.length + 1,
+            rewrite,
+            flagged: s.verdict.includes('not modelled'),
+          },
           branch: null,
         };
       }
       case 'policy':
         this.stack = [];
-        return { node: { ...base, kind: 'policy', label: `policy ${e.verdict}`, detail: `${e.table} ${e.chain}`, line: e.line - 1 + this.offset, depth: 1 }, branch: null };
+        return {
+          node: {
+            ...base,
+            kind: 'policy',
+            label: `policy ${e.verdict}`,
+            detail: `${e.table} ${e.chain}`,
+            line: e.line - 1 + this.offset,
+            depth: 1,
+          },
+          branch: null,
+        };
       case 'return': {
         const depth = this.stack.length;
         this.stack.pop();
-        return { node: { ...base, kind: 'return', label: `${e.implicit ? 'end of' : 'RETURN from'} ${e.chain}`, detail: null, depth }, branch: null };
+        return {
+          node: {
+            ...base,
+            kind: 'return',
+            label: `${e.implicit ? 'end of' : 'RETURN from'} ${e.chain}`,
+            detail: null,
+            depth,
+          },
+          branch: null,
+        };
       }
       case 'branch': {
         const label = `${e.label}: ${e.taken ? 'taken' : 'not taken'}`;
-        return { node: { ...base, kind: 'branch', label, detail: `${e.table} ${e.chain} rule ${e.rule}`, line: e.line - 1 + this.offset, depth: this.stack.length + 1 }, branch: label };
+        return {
+          node: {
+            ...base,
+            kind: 'branch',
+            label,
+            detail: `${e.table} ${e.chain} rule ${e.rule}`,
+            line: e.line - 1 + this.offset,
+            depth: this.stack.length + 1,
+          },
+          branch: label,
+        };
       }
       case 'assume': {
         const a = e.assumption;
         const label = `assumed: ${a.table} ${a.chain} rule ${a.rule} ${a.assumed}`;
-        return { node: { ...base, kind: 'assume', label, detail: a.reason, line: a.line - 1 + this.offset, depth: this.stack.length + 1, flagged: true }, branch: label };
+        return {
+          node: {
+            ...base,
+            kind: 'assume',
+            label,
+            detail: a.reason,
+            line: a.line - 1 + this.offset,
+            depth: this.stack.length + 1,
+            flagged: true,
+          },
+          branch: label,
+        };
       }
       case 'nat-skipped':
-        return { node: { ...base, kind: 'nat-skipped', label: `nat skipped on ${e.hook}`, detail: e.reason, depth: 1 }, branch: null };
+        return {
+          node: { ...base, kind: 'nat-skipped', label: `nat skipped on ${e.hook}`, detail: e.reason, depth: 1 },
+          branch: null,
+        };
       case 'routing':
         this.stack = [];
-        return { node: { ...base, kind: 'routing', label: `routing: ${e.decision}${e.iface ? ` via ${e.iface}` : ''}`, detail: e.reason, depth: 0, flagged: e.decision === 'drop' }, branch: null };
+        return {
+          node: {
+            ...base,
+            kind: 'routing',
+            label: `routing: ${e.decision}${e.iface ? ` via ${e.iface}` : ''}`,
+            detail: e.reason,
+            depth: 0,
+            flagged: e.decision === 'drop',
+          },
+          branch: null,
+        };
       case 'note':
         return { node: { ...base, kind: 'note', label: e.text, depth: this.stack.length }, branch: null };
     }
@@ -84,8 +173,17 @@ class NodeMaker {
 
   end(o: TraceOutcome, i: number): FlowNode {
     const p = o.packet;
-    const detail = `${p.protocol} ${p.src}${p.sport !== null ? `:${p.sport}` : ''} → ${p.dst}${p.dport !== null ? `:${p.dport}` : ''}${o.assumptions.length ? ` · if ${o.assumptions.map((a) => `${a.chain} #${a.rule} ${a.assumed}`).join(', ')}` : ''}`;
-    return { id: `end${i}`, kind: 'end', label: `${percent(o.probability)} ${outcomeHeadline(o)}`, detail, line: null, depth: 0, rewrite: null, flagged: o.disposition === 'unknown' || o.assumptions.length > 0 };
+    const detail = `${p.protocol} ${p.src}${p.sport !== null ? `:${p.sport}` : ''} → ${p.dst}${p.dport !== null ? `:${p.dport}` : ''}${o.assumptions.length ? ` · if ${o.assumptions.map(a => `${a.chain} #${a.rule} ${a.assumed}`).join(', ')}` : ''}`;
+    return {
+      id: `end${i}`,
+      kind: 'end',
+      label: `${percent(o.probability)} ${outcomeHeadline(o)}`,
+      detail,
+      line: null,
+      depth: 0,
+      rewrite: null,
+      flagged: o.disposition === 'unknown' || o.assumptions.length > 0,
+    };
   }
 }
 
@@ -119,7 +217,7 @@ function toSegment(start: TrieNode): FlowSegment {
     if (cur.children.size !== 1) break;
     cur = cur.children.values().next().value!;
   }
-  const branches: FlowBranch[] = [...cur.children.values()].map((child) => ({
+  const branches: FlowBranch[] = [...cur.children.values()].map(child => ({
     label: child.branchLabel ?? child.node?.label ?? '',
     percent: percent(Math.min(1, child.probability)),
     exact: addExact(child.exact),
@@ -141,11 +239,21 @@ function hookVisits(outcomes: readonly TraceOutcome[]): HookVisit[] {
       }
     }
   }
-  return order.map((hook) => ({ hook, visited: share.has(hook), percent: share.has(hook) ? percent(Math.min(1, share.get(hook)!)) : '' }));
+  return order.map(hook => ({
+    hook,
+    visited: share.has(hook),
+    percent: share.has(hook) ? percent(Math.min(1, share.get(hook)!)) : '',
+  }));
 }
 
 /** The diagram of a trace; `lineOffset` shifts rule lines when the document shows more above the traced text. */
-export function traceDiagram(trace: Trace, title: string, packet: string, fields: PacketFields, lineOffset = 0): DiagramModel {
+export function traceDiagram(
+  trace: Trace,
+  title: string,
+  packet: string,
+  fields: PacketFields,
+  lineOffset = 0,
+): DiagramModel {
   const drawn = trace.outcomes.slice(0, MAX_OUTCOMES);
   const root: TrieNode = { node: null, key: '', children: new Map(), probability: 0, exact: [], branchLabel: null };
   const maker = new NodeMaker(lineOffset);
@@ -165,7 +273,14 @@ export function traceDiagram(trace: Trace, title: string, packet: string, fields
       next.exact.push(o.probabilityExact);
       cur = next;
     }
-    const end: TrieNode = { node: maker.end(o, i), key: `end${i}`, children: new Map(), probability: o.probability, exact: [o.probabilityExact], branchLabel: `outcome ${i + 1}` };
+    const end: TrieNode = {
+      node: maker.end(o, i),
+      key: `end${i}`,
+      children: new Map(),
+      probability: o.probability,
+      exact: [o.probabilityExact],
+      branchLabel: `outcome ${i + 1}`,
+    };
     cur.children.set(end.key, end);
   });
   const outcomes: OutcomeSummary[] = trace.outcomes.map((o, index) => ({
@@ -185,7 +300,7 @@ export function traceDiagram(trace: Trace, title: string, packet: string, fields
     hooks: hookVisits(trace.outcomes),
     outcomes,
     flow: toSegment(root),
-    warnings: [...trace.warnings, ...new Set(trace.outcomes.flatMap((o) => o.notes))],
+    warnings: [...trace.warnings, ...new Set(trace.outcomes.flatMap(o => o.notes))],
     omitted: trace.outcomes.length - drawn.length,
     route: [],
   };

@@ -23,7 +23,10 @@ const AFFINITY = /\s+\(client in recent list ([^)]*)\)$/;
 export function classPacket(text: string): { packet: string; note: string | null } {
   const m = AFFINITY.exec(text);
   if (!m) return { packet: text.trim(), note: null };
-  return { packet: text.slice(0, m.index).trim(), note: `the client has a live entry in recent list ${m[1]} (session affinity); the trace buttons trace the packet without it` };
+  return {
+    packet: text.slice(0, m.index).trim(),
+    note: `the client has a live entry in recent list ${m[1]} (session affinity); the trace buttons trace the packet without it`,
+  };
 }
 
 /** The CodeLens atop the modified side of a diff editor. */
@@ -33,17 +36,28 @@ export function diffLensTitle(report: DiffReport): string {
 }
 
 function fateView(f: DiffFate): DiffFateView {
-  return { percent: percent(f.probability), exact: f.probabilityExact, text: fateText(f), flagged: f.assumptions.length > 0 || f.disposition === 'unknown' };
+  return {
+    percent: percent(f.probability),
+    exact: f.probabilityExact,
+    text: fateText(f),
+    flagged: f.assumptions.length > 0 || f.disposition === 'unknown',
+  };
 }
 
 function ruleView(side: 'old' | 'new', r: DiffRuleRef): DiffRuleView {
   const file = r.file.slice(r.file.lastIndexOf('/') + 1) || r.file;
-  return { side, line: Math.max(0, r.line - 1), where: `${file}:${r.line}`, rule: `${r.table} ${r.chain} #${r.rule}`, text: r.text };
+  return {
+    side,
+    line: Math.max(0, r.line - 1),
+    where: `${file}:${r.line}`,
+    rule: `${r.table} ${r.chain} #${r.rule}`,
+    text: r.text,
+  };
 }
 
 /** Classes of a group that changed identically (same aspects, fates and rules) fold into one item. */
 function bundleKey(c: ClassChange): string {
-  return JSON.stringify([c.aspects, c.old, c.new, c.oldRules.map((r) => r.line), c.newRules.map((r) => r.line)]);
+  return JSON.stringify([c.aspects, c.old, c.new, c.oldRules.map(r => r.line), c.newRules.map(r => r.line)]);
 }
 
 function chainChangeText(c: DiffReport['changedChains'][number]): string {
@@ -58,7 +72,7 @@ function plural(n: number, one: string, many: string): string {
 export function diffViewModel(report: DiffReport, oldLabel: string, newLabel: string): DiffViewModel {
   let shown = 0;
   let omitted = 0;
-  const groups: DiffGroupView[] = report.groups.map((g) => {
+  const groups: DiffGroupView[] = report.groups.map(g => {
     const bundles = new Map<string, { first: number; others: number[] }>();
     for (const i of g.changes) {
       const key = bundleKey(report.changes[i]!);
@@ -83,13 +97,20 @@ export function diffViewModel(report: DiffReport, oldLabel: string, newLabel: st
         approximate: c.approximate,
         old: c.old.map(fateView),
         new: c.new.map(fateView),
-        oldRules: c.oldRules.map((r) => ruleView('old', r)),
-        newRules: c.newRules.map((r) => ruleView('new', r)),
-        alike: b.others.slice(0, MAX_ALIKE).map((i) => ({ change: i, packet: classPacket(report.changes[i]!.class.packet).packet })),
+        oldRules: c.oldRules.map(r => ruleView('old', r)),
+        newRules: c.newRules.map(r => ruleView('new', r)),
+        alike: b.others
+          .slice(0, MAX_ALIKE)
+          .map(i => ({ change: i, packet: classPacket(report.changes[i]!.class.packet).packet })),
         alikeMore: Math.max(0, b.others.length - MAX_ALIKE),
       });
     }
-    return { title: g.title, classes: g.changes.length, aspects: [...new Set(g.changes.flatMap((i) => report.changes[i]!.aspects))], items };
+    return {
+      title: g.title,
+      classes: g.changes.length,
+      aspects: [...new Set(g.changes.flatMap(i => report.changes[i]!.aspects))],
+      items,
+    };
   });
   const cc = report.changedChains;
   const facts = `${plural(report.classesTraced, 'packet class', 'packet classes')} traced · ${cc.length ? `${plural(cc.length, 'chain differs', 'chains differ')}` : 'no chain differs'} (counters and comments aside)`;
@@ -106,7 +127,9 @@ export function diffViewModel(report: DiffReport, oldLabel: string, newLabel: st
     approximations: [
       ...(!report.identical && !report.changes.length ? [noChangeText(report)] : []),
       ...report.approximations,
-      ...(report.unexplored ?? []).map((r) => `not explored: ${r.file}:${r.line} ${r.table} ${r.chain} #${r.rule} ${r.text}`),
+      ...(report.unexplored ?? []).map(
+        r => `not explored: ${r.file}:${r.line} ${r.table} ${r.chain} #${r.rule} ${r.text}`,
+      ),
     ],
     warnings: report.warnings,
   };

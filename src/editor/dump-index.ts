@@ -3,7 +3,15 @@
  * line belongs to (with its COMMIT), and who jumps to each chain. Built once per document version; the
  * references are computed on first use.
  */
-import { type Chain, type ChainReference, type Rule, type Ruleset, type Table, chainReferences, parseIptables } from '../engine/api.ts';
+import {
+  type Chain,
+  type ChainReference,
+  type Rule,
+  type Ruleset,
+  type Table,
+  chainReferences,
+  parseIptables,
+} from '../engine/api.ts';
 import { type LineSource, TextLines } from './text-lines.ts';
 
 export interface TableSpan {
@@ -30,7 +38,8 @@ export class DumpIndex {
     readonly lines: LineSource,
   ) {
     this.byLine = new Array<Rule | undefined>(lines.lineCount);
-    for (const t of ruleset.tables.values()) for (const c of t.chains.values()) for (const r of c.rules) this.byLine[r.line] = r;
+    for (const t of ruleset.tables.values())
+      for (const c of t.chains.values()) for (const r of c.rules) this.byLine[r.line] = r;
     this.tables = tableSpans(ruleset, lines);
   }
 
@@ -64,7 +73,11 @@ export class DumpIndex {
 
 /** Parses a dump lazily (rules compile on demand) and indexes it. */
 export function analyzeDump(text: string, options: DumpAnalysisOptions): DumpIndex {
-  const rs = parseIptables(text, { file: options.file, lazy: true, ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}) });
+  const rs = parseIptables(text, {
+    file: options.file,
+    lazy: true,
+    ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+  });
   return new DumpIndex(rs, new TextLines(text));
 }
 
@@ -98,7 +111,7 @@ export function firstRuleLine(chain: Chain): number | null {
 
 /** Contiguous runs of a chain's rule lines, as `[first, last]` pairs (iptables-save writes one run per chain). */
 export function ruleBlocks(chain: Chain): [number, number][] {
-  const lines = chain.rules.map((r) => r.line);
+  const lines = chain.rules.map(r => r.line);
   // Rules are usually already in file order (iptables-save); sort only when they are not.
   for (let i = 1; i < lines.length; i++) {
     if (lines[i]! < lines[i - 1]!) {

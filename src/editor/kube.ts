@@ -4,11 +4,36 @@
  * entry rules in KUBE-SERVICES / KUBE-NODEPORTS reach it, and its endpoints with the exact share of new
  * connections each one gets from the chain's `-m statistic` rules.
  */
-import { type Chain, ONE, type Rational, type Rule, complement, loadsModule, mul, targetNameOf } from '../engine/api.ts';
+import {
+  type Chain,
+  ONE,
+  type Rational,
+  type Rule,
+  complement,
+  loadsModule,
+  mul,
+  targetNameOf,
+} from '../engine/api.ts';
 import type { DumpIndex } from './dump-index.ts';
 import { type RandomBranch, ruleRandomBranch } from './probability.ts';
 
-export type KubeChainKind = 'services' | 'nodeports' | 'svc' | 'svl' | 'ext' | 'fw' | 'sep' | 'mark-masq' | 'mark-drop' | 'postrouting' | 'forward' | 'firewall' | 'proxy-firewall' | 'external-services' | 'canary' | 'other';
+export type KubeChainKind =
+  | 'services'
+  | 'nodeports'
+  | 'svc'
+  | 'svl'
+  | 'ext'
+  | 'fw'
+  | 'sep'
+  | 'mark-masq'
+  | 'mark-drop'
+  | 'postrouting'
+  | 'forward'
+  | 'firewall'
+  | 'proxy-firewall'
+  | 'external-services'
+  | 'canary'
+  | 'other';
 
 const FIXED: Record<string, KubeChainKind> = {
   'KUBE-SERVICES': 'services',
@@ -24,7 +49,13 @@ const FIXED: Record<string, KubeChainKind> = {
   'KUBE-KUBELET-CANARY': 'canary',
 };
 
-const PREFIXED: [string, KubeChainKind][] = [['KUBE-SVC-', 'svc'], ['KUBE-SVL-', 'svl'], ['KUBE-EXT-', 'ext'], ['KUBE-FW-', 'fw'], ['KUBE-SEP-', 'sep']];
+const PREFIXED: [string, KubeChainKind][] = [
+  ['KUBE-SVC-', 'svc'],
+  ['KUBE-SVL-', 'svl'],
+  ['KUBE-EXT-', 'ext'],
+  ['KUBE-FW-', 'fw'],
+  ['KUBE-SEP-', 'sep'],
+];
 
 export function kubeChainKind(name: string): KubeChainKind | null {
   const fixed = FIXED[name];
@@ -33,7 +64,8 @@ export function kubeChainKind(name: string): KubeChainKind | null {
   return name.startsWith('KUBE-') ? 'other' : null;
 }
 
-const SERVICE_IN_COMMENT = /^(?:masquerade traffic for |pod traffic for |route LOCAL traffic for |)([A-Za-z0-9.-]+\/[A-Za-z0-9.-]+(?::\S+)?)(?:\s|$)/;
+const SERVICE_IN_COMMENT =
+  /^(?:masquerade traffic for |pod traffic for |route LOCAL traffic for |)([A-Za-z0-9.-]+\/[A-Za-z0-9.-]+(?::\S+)?)(?:\s|$)/;
 
 /** The `namespace/name[:port]` kube-proxy wrote in a rule comment. */
 export function serviceInComment(comment: string | null): string | null {
@@ -73,8 +105,14 @@ export function serviceEntries(index: DumpIndex, table: string, chain: Chain, de
       const dst = /(?:^|\s)-d\s+(\S+?)(?:\/(?:32|128))?(?:\s|$)/.exec(raw)?.[1] ?? null;
       const proto = /(?:^|\s)-p\s+(\S+)/.exec(raw)?.[1] ?? null;
       const port = dportOf(raw);
-      const what = / (cluster IP|loadbalancer IP|external IP)$/.exec(ref.rule.comment ?? '')?.[1] ?? (from === 'KUBE-NODEPORTS' ? 'NodePort' : null);
-      const addr = dst ? `${dst.includes(':') ? `[${dst}]` : dst}${port ? `:${port}` : ''}` : port ? `node port ${port}` : 'any address';
+      const what =
+        / (cluster IP|loadbalancer IP|external IP)$/.exec(ref.rule.comment ?? '')?.[1] ??
+        (from === 'KUBE-NODEPORTS' ? 'NodePort' : null);
+      const addr = dst
+        ? `${dst.includes(':') ? `[${dst}]` : dst}${port ? `:${port}` : ''}`
+        : port
+          ? `node port ${port}`
+          : 'any address';
       out.push({ text: `${addr}${proto ? `/${proto}` : ''}${what ? ` (${what})` : ''}`, rule: ref.rule });
     } else if (depth < 2 && (from.startsWith('KUBE-EXT-') || from.startsWith('KUBE-FW-'))) {
       const via = index.chain(table, from);
@@ -130,13 +168,16 @@ export function distribution(index: DumpIndex, table: string, chain: Chain, unti
       affinity = true;
       continue;
     }
-    const onlyDraw = Object.keys(rule.ip).length === 0 && rule.matches.every((m) => m.module.name === 'comment' || m.module.name === 'statistic');
+    const onlyDraw =
+      Object.keys(rule.ip).length === 0 &&
+      rule.matches.every(m => m.module.name === 'comment' || m.module.name === 'statistic');
     if (!onlyDraw) continue;
     const branch = ruleRandomBranch(rule);
     const p = branch?.p ?? ONE;
     const share = mul(remaining, p);
     const target = index.chain(table, t.name)!;
-    const endpoint = /-> (\S+)$/.exec(rule.comment ?? '')?.[1] ?? (t.name.startsWith('KUBE-SEP-') ? endpointOfSep(target) : null);
+    const endpoint =
+      /-> (\S+)$/.exec(rule.comment ?? '')?.[1] ?? (t.name.startsWith('KUBE-SEP-') ? endpointOfSep(target) : null);
     shares.push({ rule, target: t.name, endpoint, branch, share });
     remaining = mul(remaining, complement(p));
     if (!branch) break;
@@ -153,7 +194,7 @@ export function sharesOfSep(index: DumpIndex, table: string, sep: Chain): { via:
     seen.add(ref.rule.chain);
     const via = index.chain(table, ref.rule.chain);
     if (!via) continue;
-    const s = distribution(index, table, via).shares.find((x) => x.target === sep.name);
+    const s = distribution(index, table, via).shares.find(x => x.target === sep.name);
     if (s) out.push({ via: via.name, share: s });
   }
   return out;

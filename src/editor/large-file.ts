@@ -21,7 +21,8 @@ function mb(bytes: number): string {
 /** Why VS Code does not colour the file, or null. */
 export function tokenizationNote(size: FileSize): string | null {
   if (size.bytes > TOKENIZATION_LIMIT_BYTES || (size.lines !== null && size.lines > TOKENIZATION_LIMIT_LINES)) {
-    const what = size.bytes > TOKENIZATION_LIMIT_BYTES ? mb(size.bytes) : `${size.lines!.toLocaleString('en-US')} lines`;
+    const what =
+      size.bytes > TOKENIZATION_LIMIT_BYTES ? mb(size.bytes) : `${size.lines!.toLocaleString('en-US')} lines`;
     return `No syntax colouring, CodeLens or folding: VS Code turns them off for files above 20 MB or 300,000 lines (this one: ${what}). Set "editor.largeFileOptimizations": false to have them anyway. Hovers, outline, go to definition, diagnostics, tracing and line highlights still work.`;
   }
   return null;

@@ -23,7 +23,8 @@ export function chainAt(index: DumpIndex, line: number, character: number): Chai
   if (!token || !span) return null;
   const declared = span.table.chains.has(token.name);
   // `-j ACCEPT` or `-j DNAT` name a verdict or a target extension, not a chain (unless one is declared).
-  if (token.role === 'target' && !declared && (STANDARD_TARGETS.has(token.name) || TARGETS.has(token.name))) return null;
+  if (token.role === 'target' && !declared && (STANDARD_TARGETS.has(token.name) || TARGETS.has(token.name)))
+    return null;
   return { span, name: token.name, token, declared };
 }
 
@@ -35,20 +36,25 @@ export function definitionOf(index: DumpIndex, at: ChainAtPosition): Range | nul
 }
 
 /** Every occurrence of the chain name in its table's section, in line order. */
-export function chainOccurrences(index: DumpIndex, span: TableSpan, name: string): { range: Range; role: ChainToken['role'] }[] {
+export function chainOccurrences(
+  index: DumpIndex,
+  span: TableSpan,
+  name: string,
+): { range: Range; role: ChainToken['role'] }[] {
   const out: { range: Range; role: ChainToken['role'] }[] = [];
   for (let l = span.startLine; l <= span.endLine; l++) {
     const text = index.lines.lineAt(l);
     if (!text.includes(name)) continue;
-    for (const t of chainTokensOnLine(text)) if (t.name === name) out.push({ range: lineSpan(l, t.start, t.end), role: t.role });
+    for (const t of chainTokensOnLine(text))
+      if (t.name === name) out.push({ range: lineSpan(l, t.start, t.end), role: t.role });
   }
   return out;
 }
 
 export function referencesOf(index: DumpIndex, at: ChainAtPosition, includeDeclaration: boolean): Range[] {
   return chainOccurrences(index, at.span, at.name)
-    .filter((o) => includeDeclaration || o.role !== 'declaration')
-    .map((o) => o.range);
+    .filter(o => includeDeclaration || o.role !== 'declaration')
+    .map(o => o.range);
 }
 
 export type PrepareRename = { ok: true; range: Range; placeholder: string } | { ok: false; message: string };
@@ -58,7 +64,11 @@ export function prepareRename(index: DumpIndex, line: number, character: number)
   if (!at) return { ok: false, message: 'Only chain names can be renamed here.' };
   const chain = at.span.table.chains.get(at.name);
   if (!chain) return { ok: false, message: `Chain ${at.name} is not declared in table ${at.span.table.name}.` };
-  if (chain.builtin) return { ok: false, message: `${at.name} is a built-in chain of table ${at.span.table.name}; its name is fixed by the kernel.` };
+  if (chain.builtin)
+    return {
+      ok: false,
+      message: `${at.name} is a built-in chain of table ${at.span.table.name}; its name is fixed by the kernel.`,
+    };
   return { ok: true, range: lineSpan(line, at.token.start, at.token.end), placeholder: at.name };
 }
 
@@ -72,7 +82,8 @@ export function invalidChainName(name: string, table: TableSpan): string | null 
   if (name.length > 28) return `Chain names have at most 28 characters (${name.length} given).`;
   if (/[\s"'\\]/.test(name)) return 'Chain names cannot contain blanks, quotes or backslashes.';
   if (name.startsWith('-') || name.startsWith('!')) return `A chain name cannot start with '${name[0]}'.`;
-  if (STANDARD_TARGETS.has(name) || TARGETS.has(name)) return `${name} is the name of a target; iptables refuses chains named like targets.`;
+  if (STANDARD_TARGETS.has(name) || TARGETS.has(name))
+    return `${name} is the name of a target; iptables refuses chains named like targets.`;
   if (table.table.chains.has(name)) return `Table ${table.table.name} already has a chain ${name}.`;
   return null;
 }
@@ -85,5 +96,8 @@ export function renameChain(index: DumpIndex, line: number, character: number, n
   const at = chainAt(index, line, character)!;
   const problem = invalidChainName(newName, at.span);
   if (problem) return { ok: false, message: problem };
-  return { ok: true, edits: chainOccurrences(index, at.span, at.name).map((o) => ({ range: o.range, newText: newName })) };
+  return {
+    ok: true,
+    edits: chainOccurrences(index, at.span, at.name).map(o => ({ range: o.range, newText: newName })),
+  };
 }

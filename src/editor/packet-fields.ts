@@ -5,7 +5,17 @@
 import { type PacketInput, parsePacketText } from '../engine/api.ts';
 import type { PacketFields } from '../shared/protocol.ts';
 
-export const EMPTY_FIELDS: PacketFields = { protocol: 'tcp', src: '', sport: '', dst: '', dport: '', from: '', in: '', state: '', mark: '' };
+export const EMPTY_FIELDS: PacketFields = {
+  protocol: 'tcp',
+  src: '',
+  sport: '',
+  dst: '',
+  dport: '',
+  from: '',
+  in: '',
+  state: '',
+  mark: '',
+};
 
 function hostPort(addr: string, port: string): string {
   const a = addr.includes(':') ? `[${addr}]` : addr;

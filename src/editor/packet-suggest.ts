@@ -32,7 +32,8 @@ interface Criteria {
 export function literalCriteria(rule: Rule): Criteria {
   const spec = rule.raw.slice(rule.specStart);
   const one = (re: RegExp) => re.exec(spec)?.[1] ?? null;
-  const host = (v: string | null) => (v && /\/(32|128)$/.test(v) ? v.replace(/\/\d+$/, '') : v && !v.includes('/') ? v : null);
+  const host = (v: string | null) =>
+    v && /\/(32|128)$/.test(v) ? v.replace(/\/\d+$/, '') : v && !v.includes('/') ? v : null;
   return {
     dst: host(one(/(?:^|\s)(?:-d|--destination)\s+([^\s!]+)/)),
     src: host(one(/(?:^|\s)(?:-s|--source)\s+([^\s!]+)/)),
@@ -62,7 +63,14 @@ export function queryKeyword(query: string): string | null {
   let best: string | null = null;
   for (const raw of dest.split(/[\s[\]]+/)) {
     const w = raw.replace(/:\d*$/, '');
-    if (w.length < 2 || PROTOCOLS.has(w.toLowerCase()) || w.includes('=') || w === OUTSIDE_CLIENT[4] || w === OUTSIDE_CLIENT[6]) continue;
+    if (
+      w.length < 2 ||
+      PROTOCOLS.has(w.toLowerCase()) ||
+      w.includes('=') ||
+      w === OUTSIDE_CLIENT[4] ||
+      w === OUTSIDE_CLIENT[6]
+    )
+      continue;
     if (!best || w.length > best.length) best = w;
   }
   return best;
@@ -94,7 +102,12 @@ export function suggestPackets(index: DumpIndex, query = '', limit = 50): Packet
         const label = rule.comment ?? `${table.name} ${chain.name} rule ${rule.index}`;
         add(packetText(c, family), label, rule.line);
         const to = /--to-destination\s+(\[[^\]]+\]|[^\s:]+)(?::(\d+))?/.exec(rule.raw);
-        if (to) add(packetText({ ...c, dst: to[1]!.replace(/^\[|\]$/g, ''), dport: to[2] ?? c.dport }, family), `${label} (after DNAT)`, rule.line);
+        if (to)
+          add(
+            packetText({ ...c, dst: to[1]!.replace(/^\[|\]$/g, ''), dport: to[2] ?? c.dport }, family),
+            `${label} (after DNAT)`,
+            rule.line,
+          );
       }
     }
   }
@@ -129,7 +142,7 @@ export function packetReaching(index: DumpIndex, table: string, chain: Chain): s
   }
   if (!acc.dst && chain.rules.length) {
     // An endpoint chain: the destination it translates to stands in for the Service address.
-    const to = /--to-destination\s+([^\s:]+):(\d+)/.exec(chain.rules.map((r) => r.raw).join('\n'));
+    const to = /--to-destination\s+([^\s:]+):(\d+)/.exec(chain.rules.map(r => r.raw).join('\n'));
     if (to) {
       acc.dst = to[1]!;
       acc.dport ??= to[2]!;
@@ -142,7 +155,8 @@ export type PacketCheck = { ok: true; summary: string } | { ok: false; error: st
 
 /** Checks a packet as typed, against the dump's family, without tracing it. */
 export function checkPacketText(text: string, family: 4 | 6 | null): PacketCheck {
-  if (text.trim() === '') return { ok: false, error: 'Type a packet: "tcp 10.0.0.1 -> 10.96.0.10:53" (proto, source, destination:port).' };
+  if (text.trim() === '')
+    return { ok: false, error: 'Type a packet: "tcp 10.0.0.1 -> 10.96.0.10:53" (proto, source, destination:port).' };
   const parsed = parsePacketText(text);
   if (!parsed.ok) return { ok: false, error: parsed.error };
   const p = parsed.input;
@@ -150,21 +164,30 @@ export function checkPacketText(text: string, family: 4 | 6 | null): PacketCheck
   const nodeWord = (t: string) => /^node(?:\([^)]*\))?$/i.test(t);
   const read = (t: string) => (nodeWord(t) ? null : parseAddr(t));
   const dst = read(p.dst);
-  if (!dst && !nodeWord(p.dst)) return { ok: false, error: `'${p.dst}' is not an IP address (or node, the node itself)` };
-  if (dst && family !== null && dst.v !== family) return { ok: false, error: `${p.dst} is IPv${dst.v}, the dump is IPv${family}` };
+  if (!dst && !nodeWord(p.dst))
+    return { ok: false, error: `'${p.dst}' is not an IP address (or node, the node itself)` };
+  if (dst && family !== null && dst.v !== family)
+    return { ok: false, error: `${p.dst} is IPv${dst.v}, the dump is IPv${family}` };
   if (p.src !== undefined) {
     const src = read(p.src);
-    if (!src && !nodeWord(p.src)) return { ok: false, error: `'${p.src}' is not an IP address (or node, the node itself)` };
+    if (!src && !nodeWord(p.src))
+      return { ok: false, error: `'${p.src}' is not an IP address (or node, the node itself)` };
     if (src && dst && src.v !== dst.v) return { ok: false, error: `source and destination are of different families` };
   }
-  if (['tcp', 'udp', 'sctp'].includes(p.protocol) && p.dport === undefined) return { ok: false, error: `a ${p.protocol} packet needs a destination port (${p.dst}:PORT)` };
-  for (const port of [p.sport, p.dport]) if (port !== undefined && (port < 0 || port > 65535)) return { ok: false, error: `${port} is not a port (0-65535)` };
+  if (['tcp', 'udp', 'sctp'].includes(p.protocol) && p.dport === undefined)
+    return { ok: false, error: `a ${p.protocol} packet needs a destination port (${p.dst}:PORT)` };
+  for (const port of [p.sport, p.dport])
+    if (port !== undefined && (port < 0 || port > 65535))
+      return { ok: false, error: `${port} is not a port (0-65535)` };
   const from = p.src ? `from ${p.src}${p.sport !== undefined ? `:${p.sport}` : ''}` : 'sent by the node';
-  return { ok: true, summary: `${p.protocol.toUpperCase()} ${from} to ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''}` };
+  return {
+    ok: true,
+    summary: `${p.protocol.toUpperCase()} ${from} to ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''}`,
+  };
 }
 
 /** The history with `entry` first, without duplicates, at most `max` long. */
 export function pushHistory(history: readonly string[], entry: string, max = 20): string[] {
   const e = entry.trim();
-  return [e, ...history.filter((h) => h !== e)].slice(0, max);
+  return [e, ...history.filter(h => h !== e)].slice(0, max);
 }

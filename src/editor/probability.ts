@@ -3,7 +3,16 @@
  * round(p·2^31) and the kernel takes the branch with probability stored/2^31 (`kernelProbability`); nth
  * mode takes one packet in `every`. Shares of consecutive random rules compose as exact products.
  */
-import { type Rational, type Rule, complement, formatPercent, formatRational, kernelProbability, rational, toNumber } from '../engine/api.ts';
+import {
+  type Rational,
+  type Rule,
+  complement,
+  formatPercent,
+  formatRational,
+  kernelProbability,
+  rational,
+  toNumber,
+} from '../engine/api.ts';
 
 export interface RandomBranch {
   readonly mode: 'random' | 'nth';

@@ -19,7 +19,9 @@ export interface FixableDiagnostic {
 }
 
 function textIn(index: DumpIndex, r: Range): string {
-  return index.lines.lineAt(r.start.line).slice(r.start.character, r.end.line === r.start.line ? r.end.character : undefined);
+  return index.lines
+    .lineAt(r.start.line)
+    .slice(r.start.character, r.end.line === r.start.line ? r.end.character : undefined);
 }
 
 function declareChain(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
@@ -34,13 +36,25 @@ function declareChain(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
     else if (text.trim() !== '' && !text.startsWith('#')) break;
   }
   // An undeclared dashed name is a missing chain; an unknown capitalised one may be a mistyped target.
-  return [{ title: `Declare chain ${name} in table ${span.table.name}`, edits: [{ range: lineSpan(at + 1, 0, 0), newText: `:${name} - [0:0]\n` }], preferred: d.code === 'undeclared-target' }];
+  return [
+    {
+      title: `Declare chain ${name} in table ${span.table.name}`,
+      edits: [{ range: lineSpan(at + 1, 0, 0), newText: `:${name} - [0:0]\n` }],
+      preferred: d.code === 'undeclared-target',
+    },
+  ];
 }
 
 function removeRule(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
   const rule = index.ruleAt(d.range.start.line);
   if (!rule) return [];
-  return [{ title: `Remove rule ${rule.index} of ${rule.chain} (it never matches)`, edits: [{ range: wholeLine(rule.line), newText: '' }], preferred: true }];
+  return [
+    {
+      title: `Remove rule ${rule.index} of ${rule.chain} (it never matches)`,
+      edits: [{ range: wholeLine(rule.line), newText: '' }],
+      preferred: true,
+    },
+  ];
 }
 
 function removeChain(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
@@ -50,9 +64,15 @@ function removeChain(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
   if (!span || !chain || chain.builtin) return [];
   const lines = new Set<number>([chain.range.start.line]);
   for (const [a, b] of ruleBlocks(chain)) for (let l = a; l <= b; l++) lines.add(l);
-  const edits = [...lines].sort((a, b) => a - b).map((l) => ({ range: wholeLine(l), newText: '' }));
+  const edits = [...lines].sort((a, b) => a - b).map(l => ({ range: wholeLine(l), newText: '' }));
   const n = chain.rules.length;
-  return [{ title: `Remove unused chain ${name}${n ? ` and its ${n} rule${n === 1 ? '' : 's'}` : ''}`, edits, preferred: false }];
+  return [
+    {
+      title: `Remove unused chain ${name}${n ? ` and its ${n} rule${n === 1 ? '' : 's'}` : ''}`,
+      edits,
+      preferred: false,
+    },
+  ];
 }
 
 function fixNegation(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
@@ -66,7 +86,9 @@ function fixNegation(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
 
 function userChainPolicy(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
   if (!index.lines.lineAt(d.range.start.line).startsWith(':')) return [];
-  return [{ title: "Write '-' (user chains have no policy)", edits: [{ range: d.range, newText: '-' }], preferred: true }];
+  return [
+    { title: "Write '-' (user chains have no policy)", edits: [{ range: d.range, newText: '-' }], preferred: true },
+  ];
 }
 
 function addCommit(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
@@ -75,7 +97,9 @@ function addCommit(index: DumpIndex, d: FixableDiagnostic): QuickFix[] {
   let last = span.endLine;
   while (last > span.startLine && index.lines.lineAt(last).trim() === '') last--;
   const atEnd = last + 1 >= index.lines.lineCount;
-  const edit = atEnd ? { range: lineSpan(last, index.lines.lineAt(last).length, index.lines.lineAt(last).length), newText: '\nCOMMIT' } : { range: lineSpan(last + 1, 0, 0), newText: 'COMMIT\n' };
+  const edit = atEnd
+    ? { range: lineSpan(last, index.lines.lineAt(last).length, index.lines.lineAt(last).length), newText: '\nCOMMIT' }
+    : { range: lineSpan(last + 1, 0, 0), newText: 'COMMIT\n' };
   return [{ title: `Add COMMIT to table ${span.table.name}`, edits: [edit], preferred: true }];
 }
 

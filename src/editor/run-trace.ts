@@ -9,8 +9,11 @@ export type EditorTrace = { ok: true; trace: Trace; ms: number } | { ok: false; 
 
 export function traceText(index: DumpIndex, packet: string, node: NodeConfig): EditorTrace {
   if (index.ruleset.tables.size === 0) {
-    const why = index.ruleset.diagnostics.find((d) => d.severity === 'error');
-    return { ok: false, error: `Nothing to trace: ${index.ruleset.file} has no tables${why ? ` (${why.message})` : ' (expected iptables-save output: *filter, *nat, … sections)'}.` };
+    const why = index.ruleset.diagnostics.find(d => d.severity === 'error');
+    return {
+      ok: false,
+      error: `Nothing to trace: ${index.ruleset.file} has no tables${why ? ` (${why.message})` : ' (expected iptables-save output: *filter, *nat, … sections)'}.`,
+    };
   }
   const parsed = parsePacketText(packet);
   if (!parsed.ok) return parsed;
@@ -21,7 +24,9 @@ export function traceText(index: DumpIndex, packet: string, node: NodeConfig): E
 
 /** One line for a status message: `2 outcomes: 50% forwarded → 10.10.1.11:80 …, 50% …`. */
 export function traceSummary(trace: Trace): string {
-  const first = trace.outcomes.slice(0, 3).map((o) => `${Math.round(o.probability * 10000) / 100}% ${o.disposition}${o.dnat ? ` → ${o.dnat}` : ''}`);
+  const first = trace.outcomes
+    .slice(0, 3)
+    .map(o => `${Math.round(o.probability * 10000) / 100}% ${o.disposition}${o.dnat ? ` → ${o.dnat}` : ''}`);
   const more = trace.outcomes.length > 3 ? `, +${trace.outcomes.length - 3} more` : '';
   return `${trace.outcomes.length} outcome${trace.outcomes.length === 1 ? '' : 's'}: ${first.join(', ')}${more}`;
 }

@@ -36,7 +36,14 @@ export interface Settings {
   readonly serviceLenses: boolean;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxFileSizeMB: 128, fullCheckMaxRules: 400_000, maxDiagnostics: 5_000, chainLensMaxChains: 200_000, maxManifestFiles: 2_000, compareTimeoutSeconds: 600 };
+export const DEFAULT_LIMITS: Limits = {
+  maxFileSizeMB: 128,
+  fullCheckMaxRules: 400_000,
+  maxDiagnostics: 5_000,
+  chainLensMaxChains: 200_000,
+  maxManifestFiles: 2_000,
+  compareTimeoutSeconds: 600,
+};
 
 /** Reads one setting: `get(key)` returns what the user configured (or the contributed default). */
 export type SettingGetter = (key: string) => unknown;
@@ -61,8 +68,9 @@ export function readSettings(get: SettingGetter): Settings {
   if (ifaceSetting && typeof ifaceSetting === 'object' && !Array.isArray(ifaceSetting)) {
     for (const [name, v] of Object.entries(ifaceSetting as Record<string, unknown>)) {
       const list = typeof v === 'string' ? [v] : strings(v);
-      const good = list.filter((c) => parseNet(c) !== null);
-      for (const bad of list.filter((c) => parseNet(c) === null)) problems.push(`packetlens.node.interfaces.${name}: '${bad}' is not an address/prefix`);
+      const good = list.filter(c => parseNet(c) !== null);
+      for (const bad of list.filter(c => parseNet(c) === null))
+        problems.push(`packetlens.node.interfaces.${name}: '${bad}' is not an address/prefix`);
       interfaces.push({ name, addresses: good });
     }
   }
@@ -74,13 +82,19 @@ export function readSettings(get: SettingGetter): Settings {
       else problems.push(`packetlens.node.routes: '${dst}' → '${String(iface)}' is not a CIDR → interface route`);
     }
   }
-  const uplink = typeof get('node.uplink') === 'string' && (get('node.uplink') as string).trim() ? (get('node.uplink') as string).trim() : 'eth0';
+  const uplink =
+    typeof get('node.uplink') === 'string' && (get('node.uplink') as string).trim()
+      ? (get('node.uplink') as string).trim()
+      : 'eth0';
   const mode = get('kubeProxy.mode');
   const version = get('kubeProxy.version');
   return {
     node: { addresses, interfaces, routes, uplink, routeLocalnet: get('node.routeLocalnet') === true },
     problems,
-    kubeProxy: { mode: mode === 'iptables' || mode === 'ipvs' || mode === 'nftables' ? mode : 'auto', version: typeof version === 'string' && version ? version : '1.31' },
+    kubeProxy: {
+      mode: mode === 'iptables' || mode === 'ipvs' || mode === 'nftables' ? mode : 'auto',
+      version: typeof version === 'string' && version ? version : '1.31',
+    },
     manifestScope: get('manifests.scope') === 'workspace' ? 'workspace' : 'folder',
     limits: {
       maxFileSizeMB: positive(get('limits.maxFileSizeMB'), DEFAULT_LIMITS.maxFileSizeMB),

@@ -39,19 +39,26 @@ function chainSymbol(index: DumpIndex, chain: Chain): OutlineSymbol {
     const start = rule ? nameStart(rule.raw, chain.name) : -1;
     const selection = start >= 0 ? lineSpan(first[0], start, start + chain.name.length) : lineSpan(first[0], 0, 0);
     const endLength = index.ruleAt(first[1])?.raw.length ?? index.lines.lineAt(first[1]).length;
-    return { name: chain.name, kind: 'chain', detail, range: range(first[0], 0, first[1], endLength), selectionRange: selection, children: [] };
+    return {
+      name: chain.name,
+      kind: 'chain',
+      detail,
+      range: range(first[0], 0, first[1], endLength),
+      selectionRange: selection,
+      children: [],
+    };
   }
   return { name: chain.name, kind: 'chain', detail, range: chain.range, selectionRange: chain.range, children: [] };
 }
 
 export function outline(index: DumpIndex): OutlineSymbol[] {
-  return index.tables.map((span) => {
+  return index.tables.map(span => {
     const t = span.table;
-    const chains = [...t.chains.values()].map((c) => chainSymbol(index, c));
+    const chains = [...t.chains.values()].map(c => chainSymbol(index, c));
     const rules = [...t.chains.values()].reduce((n, c) => n + c.rules.length, 0);
     const header = lineSpan(span.startLine, 0, index.lines.lineAt(span.startLine).length);
     // A chain symbol must lie inside its table's range; a hand-written file may place rules oddly.
-    const inside = chains.filter((c) => c.range.start.line >= span.startLine && c.range.end.line <= span.endLine);
+    const inside = chains.filter(c => c.range.start.line >= span.startLine && c.range.end.line <= span.endLine);
     return {
       name: t.name,
       kind: 'table' as const,

@@ -55,5 +55,5 @@ export class TextLines implements LineSource {
 
 /** Lines given as an array (tests, small documents). */
 export function arrayLines(lines: readonly string[]): LineSource {
-  return { lineCount: lines.length, lineAt: (i) => lines[i] ?? '' };
+  return { lineCount: lines.length, lineAt: i => lines[i] ?? '' };
 }

@@ -30,7 +30,21 @@ export function traceLineVerdicts(trace: Trace): Map<number, LineVerdict> {
   const get = (line1: number) => {
     const line = line1 - 1;
     let v = byLine.get(line);
-    if (!v) byLine.set(line, (v = { line, matched: 0, step: null, stepOutcome: null, stepVaries: false, verdict: null, missed: 0, reason: null, assumed: false }));
+    if (!v)
+      byLine.set(
+        line,
+        (v = {
+          line,
+          matched: 0,
+          step: null,
+          stepOutcome: null,
+          stepVaries: false,
+          verdict: null,
+          missed: 0,
+          reason: null,
+          assumed: false,
+        }),
+      );
     return v;
   };
   trace.outcomes.forEach((o, oi) => {
@@ -67,7 +81,8 @@ export function lensTitle(v: LineVerdict, outcomes: number): string {
     const where = outcomes > 1 && v.stepVaries && v.stepOutcome !== null ? ` of outcome ${v.stepOutcome + 1}` : '';
     parts.push(`✓ matched · step ${v.step}${where} · ${percent(Math.min(1, v.matched))}`);
   }
-  if (v.reason !== null) parts.push(`✗ ${v.reason}${v.step !== null || v.missed < 0.999999 ? ` · ${percent(Math.min(1, v.missed))}` : ''}`);
+  if (v.reason !== null)
+    parts.push(`✗ ${v.reason}${v.step !== null || v.missed < 0.999999 ? ` · ${percent(Math.min(1, v.missed))}` : ''}`);
   if (v.assumed) parts.push('? undecidable: assumed both ways');
   return parts.join('  ');
 }

@@ -4,7 +4,17 @@
  * in a browser (the web extension).
  */
 export type { Diagnostic, DiagnosticCode, Position, Range, Severity } from './diagnostics.ts';
-export type { BaseChainInfo, Chain, HookChain, HookName, NfFamily, Rule, Ruleset, Table, TargetInstance } from './model.ts';
+export type {
+  BaseChainInfo,
+  Chain,
+  HookChain,
+  HookName,
+  NfFamily,
+  Rule,
+  Ruleset,
+  Table,
+  TargetInstance,
+} from './model.ts';
 export { HOOKS, NAT_CORE_PRIORITY, TABLE_HOOKS, baseChainsForHook, chainType, familySees } from './model.ts';
 export { clip, formatDiagnostic } from './diagnostics.ts';
 export { parseIptables, DEFAULT_MAX_BYTES, looksBinary, type ParseOptions } from './iptables/parse.ts';
@@ -18,32 +28,98 @@ export { parseNftText, parseNftScript, NFT_MAX_BYTES, type NftParseOptions } fro
 export { parseNftJson } from './nftables/parse-json.ts';
 export { parseNftAny } from './nftables/parse-nft.ts';
 export { detectRulesetFormat, type RulesetFormat } from './nftables/parse-detect.ts';
-export type { NftRuleset, NftTable, NftChain, NftRule, NftSet, NftStmt, NftExpr, NftParseResult, NftFamily } from './nftables/ast.ts';
+export type {
+  NftRuleset,
+  NftTable,
+  NftChain,
+  NftRule,
+  NftSet,
+  NftStmt,
+  NftExpr,
+  NftParseResult,
+  NftFamily,
+} from './nftables/ast.ts';
 export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } from './eval/trace.ts';
 export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
-export type { Trace, TraceOutcome, TraceStep, TraceMiss, TraceEvent, TraceAssumption, Disposition, PacketView, TraceBudget, FileErrors } from './eval/trace-types.ts';
+export type {
+  Trace,
+  TraceOutcome,
+  TraceStep,
+  TraceMiss,
+  TraceEvent,
+  TraceAssumption,
+  Disposition,
+  PacketView,
+  TraceBudget,
+  FileErrors,
+} from './eval/trace-types.ts';
 export { kernelProbability } from './matches/statistic.ts';
 export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
 export { lintSteps } from './lint/lint.ts';
 export { chainReferences, type ChainReference, type TargetName } from './lint/refs.ts';
 export { classifyTarget, type TargetEffectClass } from './lint/effects.ts';
 export { targetRange, type IpMatch, type MatchInstance, type Negatable, type TableKind } from './model.ts';
-export { type Rational, ONE, ZERO, rational, mul, add, complement, isZero, toNumber, format as formatRational } from './rational.ts';
-export { type Addr, type Family, type Net, formatAddr, formatNet, parseAddr, parseNet, netContains } from './net/addr.ts';
+export {
+  type Rational,
+  ONE,
+  ZERO,
+  rational,
+  mul,
+  add,
+  complement,
+  isZero,
+  toNumber,
+  format as formatRational,
+} from './rational.ts';
+export {
+  type Addr,
+  type Family,
+  type Net,
+  formatAddr,
+  formatNet,
+  parseAddr,
+  parseNet,
+  netContains,
+} from './net/addr.ts';
 export { optionRange, type ParsedOption } from './matches/types.ts';
 export { TARGETS, STANDARD_TARGETS } from './targets/registry.ts';
 export { MATCHES } from './matches/registry.ts';
 export { diffRulesets, summaryLine, type DiffOptions } from './diff/diff.ts';
 export { formatDiffText, formatDiffMarkdown, fateText, noChangeText } from './diff/format.ts';
-export type { DiffReport, DiffResult, ChainChange, ClassChange, DiffFate, DiffGroup, DiffGroupKey, DiffRuleRef, PacketClassView, ClassExtent, ChangeAspect } from './diff/types.ts';
+export type {
+  DiffReport,
+  DiffResult,
+  ChainChange,
+  ClassChange,
+  DiffFate,
+  DiffGroup,
+  DiffGroupKey,
+  DiffRuleRef,
+  PacketClassView,
+  ClassExtent,
+  ChangeAspect,
+} from './diff/types.ts';
 export { diffManifests, type ManifestSide } from './diff/manifests.ts';
 export { ruleOptionDiagnostics } from './lint/validate.ts';
-export type { IpvsTable, IpvsService, IpvsRealServer, IpvsProtocol, IpvsForward, RealServerOrder } from './ipvs/types.ts';
+export type {
+  IpvsTable,
+  IpvsService,
+  IpvsRealServer,
+  IpvsProtocol,
+  IpvsForward,
+  RealServerOrder,
+} from './ipvs/types.ts';
 export { parseIpvsadmRules, type IpvsParseResult, type IpvsParseOptions } from './ipvs/parse-rules.ts';
 export { parseIpvsadmList } from './ipvs/parse-list.ts';
 export { renderIpvsadmList, renderIpvsadmRules } from './ipvs/render.ts';
 export { scheduleNewConnection, IPVS_SCHEDULERS } from './ipvs/schedule.ts';
-export type { ScheduleRequest, ScheduleResult, ScheduleWorld, SchedulePick, ScheduleClient } from './ipvs/sched-types.ts';
+export type {
+  ScheduleRequest,
+  ScheduleResult,
+  ScheduleWorld,
+  SchedulePick,
+  ScheduleClient,
+} from './ipvs/sched-types.ts';
 export { ipvsInterceptors, type IpvsTraceOptions } from './ipvs/intercept.ts';
 export type { HookInterceptor, InterceptBranch, InterceptResult, InterceptAction } from './eval/intercept.ts';
 export { synthesizeIpvs, type IpvsSynthOptions, type IpvsProxyState, type IpsetContent } from './kube/ipvs/synth.ts';
@@ -53,11 +129,26 @@ export { readManifests, type ManifestSet } from './kube/manifest/read.ts';
 export type { KubeObject, ServiceM, ServicePortM, PodM, NodeM } from './kube/manifest/types.ts';
 export type { Loc } from './kube/manifest/yaml-node.ts';
 export { buildClusterModel, endpointString, type BuildOptions } from './kube/model/build.ts';
-export type { ClusterModel, ServicePortInfo, EndpointInfo, NodeInfo, PodInfo, Prediction, KubeProxySettings } from './kube/model/types.ts';
+export type {
+  ClusterModel,
+  ServicePortInfo,
+  EndpointInfo,
+  NodeInfo,
+  PodInfo,
+  Prediction,
+  KubeProxySettings,
+} from './kube/model/types.ts';
 export { synthesizeIptables, type KubeProxyRules, type SynthOptions } from './kube/synth/iptables.ts';
 export { renderKubeProxyRestore, renderNodeSave } from './kube/synth/render.ts';
 export { dumpNode, type DumpNode } from './kube/dump-node.ts';
-export { traceFromManifests, type ManifestTrace, type ManifestTraceResult, type ManifestTraceOptions, type Hop, type OutcomeDestination } from './kube/e2e.ts';
+export {
+  traceFromManifests,
+  type ManifestTrace,
+  type ManifestTraceResult,
+  type ManifestTraceOptions,
+  type Hop,
+  type OutcomeDestination,
+} from './kube/e2e.ts';
 export { l2Announcer, type Announcement } from './kube/metallb.ts';
 export { serviceChainNames, endpointChainName } from './kube/hash.ts';
 export { formatPercent, outcomeHeadline } from './present.ts';

@@ -58,7 +58,13 @@ export type TargetInstance =
       readonly start: number;
       readonly end: number;
     }
-  | { readonly kind: 'unknown'; readonly name: string; readonly options: readonly ParsedOption[]; readonly start: number; readonly end: number };
+  | {
+      readonly kind: 'unknown';
+      readonly name: string;
+      readonly options: readonly ParsedOption[];
+      readonly start: number;
+      readonly end: number;
+    };
 
 export function targetRange(rule: Rule): Range | null {
   const t = rule.target;
@@ -188,7 +194,13 @@ export function iptablesBase(table: string, hook: string, family: Family): BaseC
  * hook runs inside that one hook entry, in its own priority order (`nf_nat_register_fn`,
  * `nf_nat_inet_fn`), whatever priority it was declared with.
  */
-export const NAT_CORE_PRIORITY: Readonly<Record<HookName, number>> = { PREROUTING: -100, OUTPUT: -100, INPUT: 100, POSTROUTING: 100, FORWARD: 0 };
+export const NAT_CORE_PRIORITY: Readonly<Record<HookName, number>> = {
+  PREROUTING: -100,
+  OUTPUT: -100,
+  INPUT: 100,
+  POSTROUTING: 100,
+  FORWARD: 0,
+};
 
 export interface HookChain {
   readonly table: Table;
@@ -224,8 +236,8 @@ const baseCache = new WeakMap<Table, { size: number; chains: Chain[] }>();
  */
 function baseChainsOf(table: Table): Chain[] {
   const c = baseCache.get(table);
-  if (c && c.size === table.chains.size && c.chains.every((ch) => table.chains.get(ch.name) === ch)) return c.chains;
-  const chains = [...table.chains.values()].filter((ch) => ch.base !== undefined || ch.builtin);
+  if (c && c.size === table.chains.size && c.chains.every(ch => table.chains.get(ch.name) === ch)) return c.chains;
+  const chains = [...table.chains.values()].filter(ch => ch.base !== undefined || ch.builtin);
   baseCache.set(table, { size: table.chains.size, chains });
   return chains;
 }

@@ -59,9 +59,12 @@ export interface ChainLensRow {
 }
 
 /** A trace as the worker sends it: `trace` without the outcomes' misses, and the verdict of each line. */
-export type WorkerTrace = { ok: true; trace: Trace; ms: number; verdicts: LineVerdict[] } | { ok: false; error: string };
+export type WorkerTrace =
+  { ok: true; trace: Trace; ms: number; verdicts: LineVerdict[] } | { ok: false; error: string };
 
-export type Comparison = { readonly ok: true; readonly report: DiffReport; readonly ms: number } | { readonly ok: false; readonly error: string };
+export type Comparison =
+  | { readonly ok: true; readonly report: DiffReport; readonly ms: number }
+  | { readonly ok: false; readonly error: string };
 
 export interface Position {
   readonly line: number;
@@ -113,7 +116,9 @@ export interface EngineRequest<M extends Method = Method> {
   readonly params: Params<M>;
 }
 
-export type EngineResponse = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+export type EngineResponse =
+  | { readonly id: number; readonly ok: true; readonly result: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: string };
 
 export function isEngineResponse(m: unknown): m is EngineResponse {
   if (typeof m !== 'object' || m === null) return false;

@@ -18,7 +18,8 @@ export interface PacketFields {
   readonly mark: string;
 }
 
-export type FlowNodeKind = 'hook' | 'chain' | 'rule' | 'policy' | 'return' | 'routing' | 'branch' | 'assume' | 'nat-skipped' | 'note' | 'end';
+export type FlowNodeKind =
+  'hook' | 'chain' | 'rule' | 'policy' | 'return' | 'routing' | 'branch' | 'assume' | 'nat-skipped' | 'note' | 'end';
 
 export interface FlowNode {
   readonly id: string;
@@ -191,7 +192,17 @@ export type WebviewToExtension =
   | { readonly type: 'traceClass'; readonly side: 'old' | 'new'; readonly change: number }
   | { readonly type: 'revealRule'; readonly side: 'old' | 'new'; readonly line: number };
 
-const FIELD_NAMES: readonly (keyof PacketFields)[] = ['protocol', 'src', 'sport', 'dst', 'dport', 'from', 'in', 'state', 'mark'];
+const FIELD_NAMES: readonly (keyof PacketFields)[] = [
+  'protocol',
+  'src',
+  'sport',
+  'dst',
+  'dport',
+  'from',
+  'in',
+  'state',
+  'mark',
+];
 
 function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -199,7 +210,7 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 
 export function isPacketFields(x: unknown): x is PacketFields {
   if (!isRecord(x)) return false;
-  if (!FIELD_NAMES.every((k) => typeof x[k] === 'string' && (x[k] as string).length <= 256)) return false;
+  if (!FIELD_NAMES.every(k => typeof x[k] === 'string' && (x[k] as string).length <= 256)) return false;
   return ['', 'auto', 'outside', 'local'].includes(x.from as string);
 }
 
@@ -214,9 +225,16 @@ export function isWebviewToExtension(x: unknown): x is WebviewToExtension {
     case 'retrace':
       return isPacketFields(x.fields);
     case 'traceClass':
-      return (x.side === 'old' || x.side === 'new') && typeof x.change === 'number' && Number.isInteger(x.change) && x.change >= 0;
+      return (
+        (x.side === 'old' || x.side === 'new') &&
+        typeof x.change === 'number' &&
+        Number.isInteger(x.change) &&
+        x.change >= 0
+      );
     case 'revealRule':
-      return (x.side === 'old' || x.side === 'new') && typeof x.line === 'number' && Number.isInteger(x.line) && x.line >= 0;
+      return (
+        (x.side === 'old' || x.side === 'new') && typeof x.line === 'number' && Number.isInteger(x.line) && x.line >= 0
+      );
     default:
       return false;
   }
@@ -229,7 +247,7 @@ export function isPanelState(x: unknown): x is PanelState {
     typeof x.packet === 'string' &&
     (x.selectedOutcome === null || typeof x.selectedOutcome === 'number') &&
     Array.isArray(x.collapsed) &&
-    x.collapsed.every((c) => typeof c === 'string') &&
+    x.collapsed.every(c => typeof c === 'string') &&
     (x.origin === undefined || x.origin === 'dump' || x.origin === 'manifests')
   );
 }

@@ -54,9 +54,9 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
 
   /** The lines the editors showing `doc` display, with a margin either side. */
   private windowFor(doc: vscode.TextDocument): { fromLine: number; toLine: number } {
-    const ranges = vscode.window.visibleTextEditors.filter((e) => e.document === doc).flatMap((e) => e.visibleRanges);
-    const from = ranges.length ? Math.min(...ranges.map((r) => r.start.line)) : 0;
-    const to = ranges.length ? Math.max(...ranges.map((r) => r.end.line)) : 0;
+    const ranges = vscode.window.visibleTextEditors.filter(e => e.document === doc).flatMap(e => e.visibleRanges);
+    const from = ranges.length ? Math.min(...ranges.map(r => r.start.line)) : 0;
+    const to = ranges.length ? Math.max(...ranges.map(r => r.end.line)) : 0;
     const w = { fromLine: Math.max(0, from - WINDOW_MARGIN), toLine: to + WINDOW_MARGIN };
     this.windows.set(doc.uri.toString(), w);
     return w;
@@ -65,7 +65,7 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
   /** An editor scrolled: when it shows lines outside its dump's lens window, the lenses follow (debounced). */
   scrolled(e: vscode.TextEditorVisibleRangesChangeEvent): void {
     const w = this.windows.get(e.textEditor.document.uri.toString());
-    if (!w || e.visibleRanges.every((r) => r.start.line >= w.fromLine && r.end.line <= w.toLine)) return;
+    if (!w || e.visibleRanges.every(r => r.start.line >= w.fromLine && r.end.line <= w.toLine)) return;
     if (this.scrollTimer) clearTimeout(this.scrollTimer);
     this.scrollTimer = setTimeout(() => {
       this.scrollTimer = null;
@@ -73,7 +73,10 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     }, 150);
   }
 
-  async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[] | undefined> {
+  async provideCodeLenses(
+    doc: vscode.TextDocument,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.CodeLens[] | undefined> {
     let a: Analysis;
     let rows: readonly ChainLensRow[] | null = null;
     const { chains, maxChains } = this.enabled();
@@ -82,7 +85,8 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
       a = await this.store.get(doc);
       if (token.isCancellationRequested) return undefined;
       if (wantChains && a.summary.chainCount <= maxChains) {
-        const window = a.summary.chainCount <= ALL_LENSES ? { fromLine: 0, toLine: Number.MAX_SAFE_INTEGER } : this.windowFor(doc);
+        const window =
+          a.summary.chainCount <= ALL_LENSES ? { fromLine: 0, toLine: Number.MAX_SAFE_INTEGER } : this.windowFor(doc);
         rows = (await a.ask('chainLenses', { ...window, max: ALL_LENSES })).items;
       }
     } catch {
@@ -95,14 +99,25 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     if (session && session.version === a.version) {
       // First, above the file: the trace describes a file the kernel would refuse.
       const errors = session.trace.fileErrors;
-      if (errors) out.push(new vscode.CodeLens(lineStart(0), { title: `$(warning) ${errors.message}`, tooltip: errors.message, command: COMMANDS.showFlowDiagram, arguments: [doc.uri] }));
+      if (errors)
+        out.push(
+          new vscode.CodeLens(lineStart(0), {
+            title: `$(warning) ${errors.message}`,
+            tooltip: errors.message,
+            command: COMMANDS.showFlowDiagram,
+            arguments: [doc.uri],
+          }),
+        );
       const n = session.trace.outcomes.length;
       // A trace through a big dump evaluates thousands of rules: their lenses near the visible lines only.
       const w = session.verdicts.size <= ALL_LENSES ? null : this.windowFor(doc);
       for (const v of session.verdicts.values()) {
         if (w && (v.line < w.fromLine || v.line > w.toLine)) continue;
         const title = lensTitle(v, n);
-        if (title) out.push(new vscode.CodeLens(lineStart(v.line), { title, command: COMMANDS.showFlowDiagram, arguments: [doc.uri] }));
+        if (title)
+          out.push(
+            new vscode.CodeLens(lineStart(v.line), { title, command: COMMANDS.showFlowDiagram, arguments: [doc.uri] }),
+          );
       }
     }
     const traceLenses = out.length;
@@ -112,7 +127,9 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
         out.push(new ChainCodeLens(r, l, 'refs', doc, a), new ChainCodeLens(r, l, 'trace', doc, a));
       }
     }
-    this.log(`CodeLens for ${doc.uri.toString()} v${doc.version}: ${traceLenses} from the trace${session ? ` (trace of v${session.version})` : ''}, ${out.length - traceLenses} on chains, in ${(performance.now() - t0).toFixed(1)} ms`);
+    this.log(
+      `CodeLens for ${doc.uri.toString()} v${doc.version}: ${traceLenses} from the trace${session ? ` (trace of v${session.version})` : ''}, ${out.length - traceLenses} on chains, in ${(performance.now() - t0).toFixed(1)} ms`,
+    );
     return out;
   }
 
@@ -120,18 +137,26 @@ export class DumpCodeLens implements vscode.CodeLensProvider<vscode.CodeLens> {
     if (!(lens instanceof ChainCodeLens)) return lens;
     const l = lens.lens;
     if (lens.part === 'trace') {
-      lens.command = { title: TRACE_FROM_HERE_TITLE, command: COMMANDS.tracePacket, arguments: [{ uri: lens.doc.uri.toString(), table: l.table, chain: l.chain }] };
+      lens.command = {
+        title: TRACE_FROM_HERE_TITLE,
+        command: COMMANDS.tracePacket,
+        arguments: [{ uri: lens.doc.uri.toString(), table: l.table, chain: l.chain }],
+      };
       return lens;
     }
     let refs: vscode.Location[] = [];
     if (l.references > 0) {
       try {
-        refs = (await lens.analysis.ask('chainReferences', { table: l.table, chain: l.chain })).map((r) => toLocation(lens.doc.uri, r));
+        refs = (await lens.analysis.ask('chainReferences', { table: l.table, chain: l.chain })).map(r =>
+          toLocation(lens.doc.uri, r),
+        );
       } catch {
         // A newer version replaced this parse: the title stands, the click lists nothing.
       }
     }
-    lens.command = refs.length ? { title: l.title, command: 'editor.action.showReferences', arguments: [lens.doc.uri, lens.range.start, refs] } : { title: l.title, command: '' };
+    lens.command = refs.length
+      ? { title: l.title, command: 'editor.action.showReferences', arguments: [lens.doc.uri, lens.range.start, refs] }
+      : { title: l.title, command: '' };
     return lens;
   }
 

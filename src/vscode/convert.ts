@@ -44,7 +44,10 @@ export function toDiagnostic(uri: vscode.Uri, d: EditorDiagnostic): vscode.Diagn
   diag.source = 'packetlens';
   diag.code = d.code;
   if (d.unnecessary) diag.tags = [vscode.DiagnosticTag.Unnecessary];
-  if (d.related.length) diag.relatedInformation = d.related.map((r) => new vscode.DiagnosticRelatedInformation(new vscode.Location(uri, toRange(r.range)), r.message));
+  if (d.related.length)
+    diag.relatedInformation = d.related.map(
+      r => new vscode.DiagnosticRelatedInformation(new vscode.Location(uri, toRange(r.range)), r.message),
+    );
   return diag;
 }
 
@@ -70,7 +73,11 @@ export function toDocumentSymbol(s: OutlineSymbol): vscode.DocumentSymbol {
 }
 
 export function toFoldingRange(f: Fold): vscode.FoldingRange {
-  return new vscode.FoldingRange(f.start, f.end, f.kind === 'comment' ? vscode.FoldingRangeKind.Comment : vscode.FoldingRangeKind.Region);
+  return new vscode.FoldingRange(
+    f.start,
+    f.end,
+    f.kind === 'comment' ? vscode.FoldingRangeKind.Comment : vscode.FoldingRangeKind.Region,
+  );
 }
 
 /** Markdown from the editor model: file text in it is already escaped; links and HTML stay disabled. */

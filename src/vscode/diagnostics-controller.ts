@@ -28,10 +28,15 @@ export class DiagnosticsController implements vscode.Disposable {
     const key = a.uri.toString();
     this.latest.set(key, a);
     const limits = this.settings().limits;
-    a.ask('diagnostics', { options: { maxRulesForFullCheck: limits.fullCheckMaxRules, maxDiagnostics: limits.maxDiagnostics } }).then(
-      (r) => {
+    a.ask('diagnostics', {
+      options: { maxRulesForFullCheck: limits.fullCheckMaxRules, maxDiagnostics: limits.maxDiagnostics },
+    }).then(
+      r => {
         if (this.latest.get(key) !== a) return;
-        this.collection.set(a.uri, r.diagnostics.map((d) => toDiagnostic(a.uri, d)));
+        this.collection.set(
+          a.uri,
+          r.diagnostics.map(d => toDiagnostic(a.uri, d)),
+        );
         this.notes.set(key, r.notes);
         this.emitter.fire(a.uri);
       },
@@ -69,7 +74,12 @@ export class DumpCodeActions implements vscode.CodeActionProvider {
 
   constructor(private readonly store: DumpStore) {}
 
-  async provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext, token: vscode.CancellationToken): Promise<vscode.CodeAction[]> {
+  async provideCodeActions(
+    doc: vscode.TextDocument,
+    _range: vscode.Range,
+    ctx: vscode.CodeActionContext,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.CodeAction[]> {
     const a = this.store.peek(doc);
     if (!a) return [];
     const out: vscode.CodeAction[] = [];

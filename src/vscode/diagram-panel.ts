@@ -4,7 +4,13 @@
  * webview are checked with the protocol's guards before anything acts on them.
  */
 import * as vscode from 'vscode';
-import { type DiagramModel, type PacketFields, type TraceOrigin, type WebviewToExtension, isPanelState } from '../shared/protocol.ts';
+import {
+  type DiagramModel,
+  type PacketFields,
+  type TraceOrigin,
+  type WebviewToExtension,
+  isPanelState,
+} from '../shared/protocol.ts';
 import { VIEW_TYPE } from './commands.ts';
 import { PanelHost } from './panel-host.ts';
 

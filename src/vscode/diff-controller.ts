@@ -32,7 +32,7 @@ const CACHE_SIZE = 6;
 
 /** A side of a comparison is a dump when its document has the language, or its name says so. */
 export function isDumpUri(uri: vscode.Uri): boolean {
-  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  const doc = vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
   if (doc) return doc.languageId === LANGUAGE_ID;
   return DUMP_NAME.test(uri.path);
 }
@@ -77,7 +77,8 @@ export class BehaviourDiffs implements vscode.Disposable {
     for (const g of vscode.window.tabGroups.all) {
       for (const t of g.tabs) {
         const input = t.input;
-        if (input instanceof vscode.TabInputTextDiff && isDumpUri(input.original) && isDumpUri(input.modified)) out.push({ original: input.original, modified: input.modified });
+        if (input instanceof vscode.TabInputTextDiff && isDumpUri(input.original) && isDumpUri(input.modified))
+          out.push({ original: input.original, modified: input.modified });
       }
     }
     return out;
@@ -91,7 +92,13 @@ export class BehaviourDiffs implements vscode.Disposable {
       for (const t of g.tabs) {
         const input = t.input;
         if (input instanceof vscode.TabInputText && input.uri.toString() === key) return false;
-        if (input instanceof vscode.TabInputTextDiff && (input.original.toString() === key || input.modified.toString() === key) && isDumpUri(input.original) && isDumpUri(input.modified)) inDiff = true;
+        if (
+          input instanceof vscode.TabInputTextDiff &&
+          (input.original.toString() === key || input.modified.toString() === key) &&
+          isDumpUri(input.original) &&
+          isDumpUri(input.modified)
+        )
+          inDiff = true;
       }
     }
     return inDiff;
@@ -99,13 +106,15 @@ export class BehaviourDiffs implements vscode.Disposable {
 
   /** The dump diff whose modified side is `uri`. */
   pairFor(uri: vscode.Uri): DumpPair | null {
-    return this.dumpPairs().find((p) => p.modified.toString() === uri.toString()) ?? null;
+    return this.dumpPairs().find(p => p.modified.toString() === uri.toString()) ?? null;
   }
 
   /** The active tab, when it is a dump diff. */
   activePair(): DumpPair | null {
     const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-    return input instanceof vscode.TabInputTextDiff && isDumpUri(input.original) && isDumpUri(input.modified) ? { original: input.original, modified: input.modified } : null;
+    return input instanceof vscode.TabInputTextDiff && isDumpUri(input.original) && isDumpUri(input.modified)
+      ? { original: input.original, modified: input.modified }
+      : null;
   }
 
   /** The finished comparison of the pair's current versions, if there is one (no work). */
@@ -124,13 +133,19 @@ export class BehaviourDiffs implements vscode.Disposable {
     try {
       [a, b] = await Promise.all([this.load(oldUri), this.load(newUri)]);
     } catch (e) {
-      const bytes = e instanceof FileTooLarge ? `, ${(e.bytes / 1048576).toFixed(0)} MB, is above packetlens.limits.maxFileSizeMB` : '';
+      const bytes =
+        e instanceof FileTooLarge
+          ? `, ${(e.bytes / 1048576).toFixed(0)} MB, is above packetlens.limits.maxFileSizeMB`
+          : '';
       return { ok: false, error: `cannot read a dump${bytes}: ${e instanceof Error ? e.message : String(e)}` };
     }
     const key = this.key(a, b);
     let c = this.cache.get(key);
     if (!c) {
-      c = this.run(a, b, key).catch((e: unknown) => ({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` }) as const);
+      c = this.run(a, b, key).catch(
+        (e: unknown) =>
+          ({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` }) as const,
+      );
       this.cache.set(key, c);
       while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
       void c.then(() => this.emitter.fire());
@@ -139,9 +154,13 @@ export class BehaviourDiffs implements vscode.Disposable {
   }
 
   private async run(a: Analysis, b: Analysis, key: string): Promise<Comparison> {
-    const quick = [a, b].flatMap((x) => x.summary.firstErrors);
+    const quick = [a, b].flatMap(x => x.summary.firstErrors);
     const errors = a.summary.errorCount + b.summary.errorCount;
-    if (errors) return { ok: false, error: `the dumps have errors; fix them before comparing: ${quick.slice(0, 3).join('; ')}${errors > 3 ? ` (and ${errors - 3} more)` : ''}` };
+    if (errors)
+      return {
+        ok: false,
+        error: `the dumps have errors; fix them before comparing: ${quick.slice(0, 3).join('; ')}${errors > 3 ? ` (and ${errors - 3} more)` : ''}`,
+      };
     const pairKey = `${a.uri.toString()}|${b.uri.toString()}`;
     this.jobs.get(pairKey)?.worker.terminate('a newer comparison of the same dumps started');
     const worker = new EngineWorker(this.store.spawn);
@@ -159,10 +178,17 @@ export class BehaviourDiffs implements vscode.Disposable {
       await a.sendTo(worker, 'old', max);
       await b.sendTo(worker, 'new', max);
       const r = await worker.request('diff', { oldKey: 'old', newKey: 'new', node: this.settings().node });
-      if (r.ok) this.log(`compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${r.ms.toFixed(0)} ms`);
+      if (r.ok)
+        this.log(
+          `compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${r.ms.toFixed(0)} ms`,
+        );
       return r;
     } catch (e) {
-      if (timedOut) return { ok: false, error: `the comparison did not finish within ${deadlineS} s and was stopped (setting packetlens.limits.compareTimeoutSeconds)` };
+      if (timedOut)
+        return {
+          ok: false,
+          error: `the comparison did not finish within ${deadlineS} s and was stopped (setting packetlens.limits.compareTimeoutSeconds)`,
+        };
       // Cancelled by a newer comparison: drop this one from the cache so nobody reuses its failure.
       this.cache.delete(key);
       throw e;
@@ -187,7 +213,7 @@ export class BehaviourDiffs implements vscode.Disposable {
   }
 
   private document(uri: vscode.Uri): vscode.TextDocument | undefined {
-    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    return vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
   }
 
   private peekAnalysis(uri: vscode.Uri): Analysis | undefined {
@@ -196,13 +222,15 @@ export class BehaviourDiffs implements vscode.Disposable {
   }
 
   private async load(uri: vscode.Uri): Promise<Analysis> {
-    const doc = this.document(uri) ?? (uri.scheme === 'file' ? undefined : await vscode.workspace.openTextDocument(uri));
+    const doc =
+      this.document(uri) ?? (uri.scheme === 'file' ? undefined : await vscode.workspace.openTextDocument(uri));
     return doc ? this.store.get(doc) : this.store.readFile(uri);
   }
 
   /** The command: the given pair, the active diff editor's, or two dumps picked from the workspace. */
   async command(first?: unknown, second?: unknown): Promise<void> {
-    let pair: DumpPair | null = first instanceof vscode.Uri && second instanceof vscode.Uri ? { original: first, modified: second } : null;
+    let pair: DumpPair | null =
+      first instanceof vscode.Uri && second instanceof vscode.Uri ? { original: first, modified: second } : null;
     pair ??= this.activePair() ?? (first instanceof vscode.Uri ? this.pairFor(first) : null);
     pair ??= await this.pickTwo();
     if (pair) await this.open(pair);
@@ -211,7 +239,10 @@ export class BehaviourDiffs implements vscode.Disposable {
   /** Compares the pair and shows the report. */
   async open(pair: DumpPair): Promise<void> {
     this.panel.busy(`Comparing packet behaviour: ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`);
-    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Packet Lens: comparing packet behaviour…' }, () => this.compare(pair.original, pair.modified));
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Packet Lens: comparing packet behaviour…' },
+      () => this.compare(pair.original, pair.modified),
+    );
     if (!r.ok) {
       this.panel.error(`Cannot compare ${sideLabel(pair.original)} and ${sideLabel(pair.modified)}: ${r.error}`);
       void vscode.window.showErrorMessage(`Packet Lens: cannot compare: ${r.error}`);
@@ -238,7 +269,9 @@ export class BehaviourDiffs implements vscode.Disposable {
     const cur = this.current;
     const p = cur ? changePacket(cur.report, change) : null;
     if (!cur || !p) {
-      void vscode.window.showWarningMessage('Packet Lens: this comparison is no longer current: run "Packet Lens: Compare Packet Behaviour" again.');
+      void vscode.window.showWarningMessage(
+        'Packet Lens: this comparison is no longer current: run "Packet Lens: Compare Packet Behaviour" again.',
+      );
       return;
     }
     if (p.note) vscode.window.setStatusBarMessage(`Packet Lens: ${p.note}`, 8000);
@@ -257,21 +290,43 @@ export class BehaviourDiffs implements vscode.Disposable {
   /** Two dumps of the workspace (or browsed to): the old one, then the new one. */
   private async pickTwo(): Promise<DumpPair | null> {
     const found = await vscode.workspace.findFiles(DUMP_GLOB, '**/{node_modules,.git}/**', 2000);
-    const open = vscode.workspace.textDocuments.filter((d) => d.languageId === LANGUAGE_ID && d.uri.scheme !== 'git').map((d) => d.uri);
-    const uris = [...new Map([...open, ...found].map((u) => [u.toString(), u])).values()].sort((a, b) => vscode.workspace.asRelativePath(a).localeCompare(vscode.workspace.asRelativePath(b)));
+    const open = vscode.workspace.textDocuments
+      .filter(d => d.languageId === LANGUAGE_ID && d.uri.scheme !== 'git')
+      .map(d => d.uri);
+    const uris = [...new Map([...open, ...found].map(u => [u.toString(), u])).values()].sort((a, b) =>
+      vscode.workspace.asRelativePath(a).localeCompare(vscode.workspace.asRelativePath(b)),
+    );
     type Item = vscode.QuickPickItem & { uri?: vscode.Uri };
-    const items: Item[] = uris.map((uri) => ({ label: fileName(uri), description: vscode.workspace.asRelativePath(uri), uri }));
+    const items: Item[] = uris.map(uri => ({
+      label: fileName(uri),
+      description: vscode.workspace.asRelativePath(uri),
+      uri,
+    }));
     const browse: Item = { label: '$(folder-opened) Browse…', description: 'a dump outside the workspace' };
     const ask = async (title: string, exclude: vscode.Uri | null): Promise<vscode.Uri | null> => {
-      const pick = await vscode.window.showQuickPick([...items.filter((i) => i.uri?.toString() !== exclude?.toString()), browse], { title, placeHolder: items.length ? 'An iptables-save dump' : 'No dumps in the workspace: browse for one', matchOnDescription: true });
+      const pick = await vscode.window.showQuickPick(
+        [...items.filter(i => i.uri?.toString() !== exclude?.toString()), browse],
+        {
+          title,
+          placeHolder: items.length ? 'An iptables-save dump' : 'No dumps in the workspace: browse for one',
+          matchOnDescription: true,
+        },
+      );
       if (!pick) return null;
       if (pick.uri) return pick.uri;
-      const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Compare', filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] } });
+      const chosen = await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        openLabel: 'Compare',
+        filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] },
+      });
       return chosen?.[0] ?? null;
     };
     const original = await ask('Compare Packet Behaviour (1/2): the old dump', null);
     if (!original) return null;
-    const modified = await ask(`Compare Packet Behaviour (2/2): the new dump, compared with ${fileName(original)}`, original);
+    const modified = await ask(
+      `Compare Packet Behaviour (2/2): the new dump, compared with ${fileName(original)}`,
+      original,
+    );
     return modified ? { original, modified } : null;
   }
 
@@ -290,7 +345,10 @@ export class DiffSummaryLens implements vscode.CodeLensProvider, vscode.Disposab
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(private readonly diffs: BehaviourDiffs) {
-    this.subscriptions = [vscode.window.tabGroups.onDidChangeTabs(() => this.emitter.fire()), diffs.onDidCompare(() => this.emitter.fire())];
+    this.subscriptions = [
+      vscode.window.tabGroups.onDidChangeTabs(() => this.emitter.fire()),
+      diffs.onDidCompare(() => this.emitter.fire()),
+    ];
   }
 
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
@@ -298,9 +356,20 @@ export class DiffSummaryLens implements vscode.CodeLensProvider, vscode.Disposab
     if (!pair) return [];
     const r = await this.diffs.compare(pair.original, pair.modified);
     if (token.isCancellationRequested) return [];
-    const title = r.ok ? `$(git-compare) ${diffLensTitle(r.report)}` : `$(warning) Packet Lens: cannot compare (${r.error})`;
-    const tooltip = r.ok ? `Packet behaviour, ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}: ${r.report.classesTraced} packet classes traced in ${r.ms.toFixed(0)} ms. Click for the report.` : r.error;
-    return [new vscode.CodeLens(lineStart(0), { title, tooltip, command: COMMANDS.compareBehaviour, arguments: [pair.original, pair.modified] })];
+    const title = r.ok
+      ? `$(git-compare) ${diffLensTitle(r.report)}`
+      : `$(warning) Packet Lens: cannot compare (${r.error})`;
+    const tooltip = r.ok
+      ? `Packet behaviour, ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}: ${r.report.classesTraced} packet classes traced in ${r.ms.toFixed(0)} ms. Click for the report.`
+      : r.error;
+    return [
+      new vscode.CodeLens(lineStart(0), {
+        title,
+        tooltip,
+        command: COMMANDS.compareBehaviour,
+        arguments: [pair.original, pair.modified],
+      }),
+    ];
   }
 
   dispose(): void {
@@ -320,7 +389,11 @@ export class DiffStatus implements vscode.Disposable {
 
   constructor(private readonly diffs: BehaviourDiffs) {
     this.item.name = 'Packet Lens: packet behaviour';
-    this.subscriptions = [vscode.window.tabGroups.onDidChangeTabs(() => this.schedule()), vscode.window.tabGroups.onDidChangeTabGroups(() => this.schedule()), diffs.onDidCompare(() => this.schedule())];
+    this.subscriptions = [
+      vscode.window.tabGroups.onDidChangeTabs(() => this.schedule()),
+      vscode.window.tabGroups.onDidChangeTabGroups(() => this.schedule()),
+      diffs.onDidCompare(() => this.schedule()),
+    ];
     this.schedule();
   }
 
@@ -337,7 +410,11 @@ export class DiffStatus implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    this.item.command = { title: 'Compare Packet Behaviour', command: COMMANDS.compareBehaviour, arguments: [pair.original, pair.modified] };
+    this.item.command = {
+      title: 'Compare Packet Behaviour',
+      command: COMMANDS.compareBehaviour,
+      arguments: [pair.original, pair.modified],
+    };
     let done = await this.diffs.peek(pair);
     if (!done) {
       this.item.text = '$(sync~spin) Packet Lens: comparing packet behaviour…';
@@ -346,9 +423,14 @@ export class DiffStatus implements vscode.Disposable {
       done = await this.diffs.compare(pair.original, pair.modified);
     }
     const now = this.diffs.activePair();
-    if (now?.original.toString() !== pair.original.toString() || now.modified.toString() !== pair.modified.toString()) return;
-    this.item.text = done.ok ? `$(git-compare) ${diffLensTitle(done.report)}` : '$(warning) Packet Lens: cannot compare';
-    this.item.tooltip = done.ok ? `Packet behaviour, ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}. Click for the report.` : done.error;
+    if (now?.original.toString() !== pair.original.toString() || now.modified.toString() !== pair.modified.toString())
+      return;
+    this.item.text = done.ok
+      ? `$(git-compare) ${diffLensTitle(done.report)}`
+      : '$(warning) Packet Lens: cannot compare';
+    this.item.tooltip = done.ok
+      ? `Packet behaviour, ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}. Click for the report.`
+      : done.error;
     this.item.show();
   }
 

@@ -5,7 +5,12 @@
  * checked with the protocol's guards before anything acts on them.
  */
 import * as vscode from 'vscode';
-import { type DiffPanelState, type DiffViewModel, type WebviewToExtension, isDiffPanelState } from '../shared/protocol.ts';
+import {
+  type DiffPanelState,
+  type DiffViewModel,
+  type WebviewToExtension,
+  isDiffPanelState,
+} from '../shared/protocol.ts';
 import { DIFF_VIEW_TYPE } from './commands.ts';
 import { PanelHost } from './panel-host.ts';
 

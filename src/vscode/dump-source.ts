@@ -8,7 +8,9 @@ import { LANGUAGE_ID } from './commands.ts';
 import { firstLines } from './convert.ts';
 import { type Analysis, type DumpStore, FileTooLarge, fileName } from './dump-store.ts';
 
-export type DumpSource = { readonly kind: 'document'; readonly doc: vscode.TextDocument } | { readonly kind: 'file'; readonly uri: vscode.Uri };
+export type DumpSource =
+  | { readonly kind: 'document'; readonly doc: vscode.TextDocument }
+  | { readonly kind: 'file'; readonly uri: vscode.Uri };
 
 const TABLE_LINE = /^\*(filter|nat|mangle|raw|security)\s*$/m;
 
@@ -20,7 +22,7 @@ function isDump(doc: vscode.TextDocument): boolean {
 }
 
 export function sourceForUri(uri: vscode.Uri): DumpSource {
-  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  const doc = vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
   return doc ? { kind: 'document', doc } : { kind: 'file', uri };
 }
 
@@ -30,11 +32,17 @@ export function activeDumpSource(): SourceLookup {
   const editor = vscode.window.activeTextEditor;
   if (editor) {
     if (isDump(editor.document)) return { ok: true, source: { kind: 'document', doc: editor.document } };
-    return { ok: false, message: `${fileName(editor.document.uri)} is not an iptables-save dump. Packet Lens traces iptables-save / ip6tables-save output: open one (*.rules, rules.v4, …) or set the file's language to "iptables-save".` };
+    return {
+      ok: false,
+      message: `${fileName(editor.document.uri)} is not an iptables-save dump. Packet Lens traces iptables-save / ip6tables-save output: open one (*.rules, rules.v4, …) or set the file's language to "iptables-save".`,
+    };
   }
   const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
   if (tab?.input instanceof vscode.TabInputText) return { ok: true, source: sourceForUri(tab.input.uri) };
-  return { ok: false, message: 'Nothing to trace: open an iptables-save dump (*.rules, rules.v4, iptables-save output) first.' };
+  return {
+    ok: false,
+    message: 'Nothing to trace: open an iptables-save dump (*.rules, rules.v4, iptables-save output) first.',
+  };
 }
 
 export function sourceUri(s: DumpSource): vscode.Uri {
@@ -53,7 +61,11 @@ export async function loadSource(store: DumpStore, s: DumpSource, maxMB: number)
     );
     return { ok: true, analysis };
   } catch (e) {
-    if (e instanceof FileTooLarge) return { ok: false, message: `${fileName(s.uri)} is ${(e.bytes / 1048576).toFixed(0)} MB, above packetlens.limits.maxFileSizeMB (${maxMB} MB): raise the limit to trace it.` };
+    if (e instanceof FileTooLarge)
+      return {
+        ok: false,
+        message: `${fileName(s.uri)} is ${(e.bytes / 1048576).toFixed(0)} MB, above packetlens.limits.maxFileSizeMB (${maxMB} MB): raise the limit to trace it.`,
+      };
     return { ok: false, message: `Cannot read ${fileName(s.uri)}: ${e instanceof Error ? e.message : String(e)}` };
   }
 }

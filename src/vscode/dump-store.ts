@@ -8,7 +8,14 @@
  * extensions (above 50 MB) are read through `workspace.fs` and decoded in the worker.
  */
 import * as vscode from 'vscode';
-import { Cancelled, type EngineWorker, PIECE_CHARS, type SpawnWorker, isCancelled, loadPieces } from '../worker/client.ts';
+import {
+  Cancelled,
+  type EngineWorker,
+  PIECE_CHARS,
+  type SpawnWorker,
+  isCancelled,
+  loadPieces,
+} from '../worker/client.ts';
 import { EngineWorker as Worker } from '../worker/client.ts';
 import type { DumpSummary, DumpText, Method, Params, Result } from '../shared/engine-protocol.ts';
 import { wholeLines } from './convert.ts';
@@ -76,11 +83,13 @@ export class DumpStore implements vscode.Disposable {
     const key = doc.uri.toString();
     let entry = this.entries.get(key);
     if (entry?.analysis && entry.analysis.version === doc.version) return Promise.resolve(entry.analysis);
-    if (!entry) this.entries.set(key, (entry = { doc, analysis: null, worker: null, parsing: null, timer: null, waiters: [] }));
+    if (!entry)
+      this.entries.set(key, (entry = { doc, analysis: null, worker: null, parsing: null, timer: null, waiters: [] }));
     entry.doc = doc;
     const e = entry;
     const promise = new Promise<Analysis>((resolve, reject) => e.waiters.push({ resolve, reject }));
-    if (e.timer === null && e.parsing !== doc.version) e.timer = setTimeout(() => this.parse(doc, e), quietMs(e.analysis));
+    if (e.timer === null && e.parsing !== doc.version)
+      e.timer = setTimeout(() => this.parse(doc, e), quietMs(e.analysis));
     return promise;
   }
 
@@ -140,7 +149,8 @@ export class DumpStore implements vscode.Disposable {
   async readFile(uri: vscode.Uri): Promise<Analysis> {
     const stat = await vscode.workspace.fs.stat(uri);
     const key = `${stat.mtime}:${stat.size}`;
-    if (this.disk && this.disk.uri === uri.toString() && this.disk.key === key && this.disk.worker.alive) return this.disk.analysis;
+    if (this.disk && this.disk.uri === uri.toString() && this.disk.key === key && this.disk.worker.alive)
+      return this.disk.analysis;
     if (stat.size > this.maxBytes()) throw new FileTooLarge(stat.size);
     const read = async (): Promise<DumpText> => ({ bytes: await vscode.workspace.fs.readFile(uri) });
     const sendTo = async (w: EngineWorker, k: string, max: number) => {
@@ -152,8 +162,21 @@ export class DumpStore implements vscode.Disposable {
     this.disk?.worker.terminate('another file was read from disk');
     this.disk = null;
     const worker = new Worker(this.spawn);
-    const summary = await worker.request('load', { key: KEY, file: fileName(uri), maxBytes: this.maxBytes(), source }, transferable(source));
-    const analysis: Analysis = { uri, version: -1, bytes: stat.size, parseMs: summary.parseMs, source: 'disk', summary, ask: askOf(worker), sendTo };
+    const summary = await worker.request(
+      'load',
+      { key: KEY, file: fileName(uri), maxBytes: this.maxBytes(), source },
+      transferable(source),
+    );
+    const analysis: Analysis = {
+      uri,
+      version: -1,
+      bytes: stat.size,
+      parseMs: summary.parseMs,
+      source: 'disk',
+      summary,
+      ask: askOf(worker),
+      sendTo,
+    };
     this.disk = { uri: uri.toString(), key, analysis, worker };
     return analysis;
   }
@@ -168,12 +191,22 @@ export class DumpStore implements vscode.Disposable {
     const worker = (e.worker ??= new Worker(this.spawn));
     const version = doc.version;
     e.parsing = version;
-    const sendTo = (w: EngineWorker, k: string, max: number) => loadPieces(w, { key: k, file: fileName(doc.uri), maxBytes: max }, documentPieces(doc));
+    const sendTo = (w: EngineWorker, k: string, max: number) =>
+      loadPieces(w, { key: k, file: fileName(doc.uri), maxBytes: max }, documentPieces(doc));
     loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes() }, documentPieces(doc)).then(
-      (summary) => {
+      summary => {
         if (e.worker !== worker) return;
         e.parsing = null;
-        const a: Analysis = { uri: doc.uri, version, bytes: summary.bytes, parseMs: summary.parseMs, source: 'document', summary, ask: askOf(worker), sendTo };
+        const a: Analysis = {
+          uri: doc.uri,
+          version,
+          bytes: summary.bytes,
+          parseMs: summary.parseMs,
+          source: 'document',
+          summary,
+          ask: askOf(worker),
+          sendTo,
+        };
         e.analysis = a;
         const waiters = e.waiters;
         e.waiters = [];
@@ -209,7 +242,9 @@ export class DumpStore implements vscode.Disposable {
 function transferable(source: DumpText): ArrayBuffer[] {
   if (!('bytes' in source)) return [];
   const b = source.bytes;
-  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? [b.buffer] : [];
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer
+    ? [b.buffer]
+    : [];
 }
 
 /**
@@ -221,7 +256,7 @@ function* documentPieces(doc: vscode.TextDocument): Generator<string> {
   const lines = doc.lineCount;
   // Lines per piece follow the length of the lines read so far.
   let step = 2000;
-  for (let l = 0; l < lines; ) {
+  for (let l = 0; l < lines;) {
     if (doc.version !== version || doc.isClosed) throw new Cancelled(`${fileName(doc.uri)} changed`);
     const end = Math.min(l + step, lines);
     const piece = doc.getText(wholeLines(l, end));

@@ -36,7 +36,7 @@ export class ManifestDiagnostics implements vscode.Disposable {
       if (list.length) now.add(file);
       this.collection.set(
         uri,
-        list.slice(0, max).map((d) => toDiagnostic(uri, { ...d, unnecessary: false, related: [] })),
+        list.slice(0, max).map(d => toDiagnostic(uri, { ...d, unnecessary: false, related: [] })),
       );
     }
     this.published.set(cluster, now);

@@ -96,7 +96,7 @@ export class ManifestWorkspace implements vscode.Disposable {
     if (!folder || uri.scheme === 'untitled') return { root: uri, label: labelOf(uri) };
     if (this.settings().manifestScope === 'workspace') return { root: folder.uri, label: folder.name };
     const top = folder.uri.path;
-    const files = (await this.files()).filter((f) => f.scheme === uri.scheme && isUnder(f.path, top));
+    const files = (await this.files()).filter(f => f.scheme === uri.scheme && isUnder(f.path, top));
     // Only the folders on the way up matter: read the YAML files directly in them.
     const ancestors = new Set<string>();
     for (let d = dirOf(uri.path); isUnder(d, top); d = dirOf(d)) {
@@ -106,8 +106,8 @@ export class ManifestWorkspace implements vscode.Disposable {
     const kubeDirs = new Set<string>();
     await Promise.all(
       files
-        .filter((f) => ancestors.has(dirOf(f.path)))
-        .map(async (f) => {
+        .filter(f => ancestors.has(dirOf(f.path)))
+        .map(async f => {
           const text = await this.text(f);
           if (text !== null && isKubernetesText(text)) kubeDirs.add(dirOf(f.path));
         }),
@@ -124,15 +124,21 @@ export class ManifestWorkspace implements vscode.Disposable {
     const files = await this.files();
     const kube: vscode.Uri[] = [];
     await Promise.all(
-      files.map(async (f) => {
+      files.map(async f => {
         const text = await this.text(f);
         if (text !== null && isKubernetesText(text)) kube.push(f);
       }),
     );
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
-      const mine = kube.filter((f) => f.scheme === folder.uri.scheme && isUnder(f.path, folder.uri.path));
+      const mine = kube.filter(f => f.scheme === folder.uri.scheme && isUnder(f.path, folder.uri.path));
       if (!mine.length) continue;
-      const roots = this.settings().manifestScope === 'workspace' ? [folder.uri.path] : clusterRoots(mine.map((f) => f.path), folder.uri.path);
+      const roots =
+        this.settings().manifestScope === 'workspace'
+          ? [folder.uri.path]
+          : clusterRoots(
+              mine.map(f => f.path),
+              folder.uri.path,
+            );
       for (const r of roots) {
         const root = folder.uri.with({ path: r || '/' });
         out.set(root.toString(), { root, label: labelOf(root) });
@@ -163,15 +169,18 @@ export class ManifestWorkspace implements vscode.Disposable {
     const rootIsFile = YAML_NAME.test(cluster.root.path) || cluster.root.scheme === 'untitled';
     let members: vscode.Uri[];
     if (rootIsFile) members = [cluster.root];
-    else members = (await this.files()).filter((f) => f.scheme === cluster.root.scheme && isUnder(f.path, cluster.root.path));
+    else
+      members = (await this.files()).filter(
+        f => f.scheme === cluster.root.scheme && isUnder(f.path, cluster.root.path),
+      );
     let skipped = 0;
     if (members.length > s.limits.maxManifestFiles) {
       skipped = members.length - s.limits.maxManifestFiles;
       members = members.slice(0, s.limits.maxManifestFiles);
     }
-    if (doc && !members.some((m) => m.toString() === doc.uri.toString())) members.push(doc.uri);
+    if (doc && !members.some(m => m.toString() === doc.uri.toString())) members.push(doc.uri);
     const files: ManifestFile[] = [];
-    const texts = await Promise.all(members.map((m) => this.text(m)));
+    const texts = await Promise.all(members.map(m => this.text(m)));
     members.forEach((m, i) => {
       const text = texts[i];
       if (text !== null && text !== undefined && isKubernetesText(text)) files.push({ file: m.toString(), text });
@@ -179,16 +188,25 @@ export class ManifestWorkspace implements vscode.Disposable {
     files.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
     const view = new ClusterView(cluster.label, files, s.kubeProxy.mode);
     const m = view.model;
-    this.log(`manifests of ${cluster.label}: ${files.length} Kubernetes file${files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${m.services.length} Services, ${m.nodes.length} nodes, ${m.pods.length} pods, ${view.mode} mode, read in ${(performance.now() - t0).toFixed(0)} ms`);
-    this.built(cluster.root.toString(), members.map((u) => u.toString()), view);
-    if (skipped) void vscode.window.showWarningMessage(`Packet Lens: ${cluster.label} has more than ${s.limits.maxManifestFiles} YAML files; only the first ${s.limits.maxManifestFiles} are read (packetlens.limits.maxManifestFiles).`);
+    this.log(
+      `manifests of ${cluster.label}: ${files.length} Kubernetes file${files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${m.services.length} Services, ${m.nodes.length} nodes, ${m.pods.length} pods, ${view.mode} mode, read in ${(performance.now() - t0).toFixed(0)} ms`,
+    );
+    this.built(
+      cluster.root.toString(),
+      members.map(u => u.toString()),
+      view,
+    );
+    if (skipped)
+      void vscode.window.showWarningMessage(
+        `Packet Lens: ${cluster.label} has more than ${s.limits.maxManifestFiles} YAML files; only the first ${s.limits.maxManifestFiles} are read (packetlens.limits.maxManifestFiles).`,
+      );
     return view;
   }
 
   /** An open document's current text, else the file's text from disk (cached until it changes). */
   private text(uri: vscode.Uri): Promise<string | null> {
     const key = uri.toString();
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+    const open = vscode.workspace.textDocuments.find(d => d.uri.toString() === key);
     if (open) return Promise.resolve(open.getText());
     let t = this.disk.get(key);
     if (!t) {
@@ -212,7 +230,7 @@ export class ManifestWorkspace implements vscode.Disposable {
   private files(): Promise<vscode.Uri[]> {
     if (!this.list) {
       const t0 = performance.now();
-      this.list = Promise.resolve(vscode.workspace.findFiles(YAML_GLOB, EXCLUDE)).then((uris) => {
+      this.list = Promise.resolve(vscode.workspace.findFiles(YAML_GLOB, EXCLUDE)).then(uris => {
         this.log(`found ${uris.length} YAML files in the workspace in ${(performance.now() - t0).toFixed(0)} ms`);
         return uris.sort((a, b) => (a.toString() < b.toString() ? -1 : 1));
       });
@@ -233,9 +251,9 @@ export class ManifestWorkspace implements vscode.Disposable {
     };
     this.subscriptions.push(
       watcher,
-      watcher.onDidCreate((u) => changed(u, true)),
-      watcher.onDidDelete((u) => changed(u, true)),
-      watcher.onDidChange((u) => changed(u, false)),
+      watcher.onDidCreate(u => changed(u, true)),
+      watcher.onDidDelete(u => changed(u, true)),
+      watcher.onDidChange(u => changed(u, false)),
       vscode.workspace.onDidChangeWorkspaceFolders(() => {
         this.list = null;
         this.invalidate(0);

@@ -8,11 +8,23 @@ const OUTLINE_PAGE = 1000;
 /** Chains listed in the outline at most (the rest is one row per table saying how many). */
 const OUTLINE_CHAINS = 5000;
 
-export class DumpNavigation implements vscode.DocumentSymbolProvider, vscode.FoldingRangeProvider, vscode.DefinitionProvider, vscode.ReferenceProvider, vscode.RenameProvider {
+export class DumpNavigation
+  implements
+    vscode.DocumentSymbolProvider,
+    vscode.FoldingRangeProvider,
+    vscode.DefinitionProvider,
+    vscode.ReferenceProvider,
+    vscode.RenameProvider
+{
   constructor(private readonly store: DumpStore) {}
 
   /** The worker's answer for the document's current parse, or undefined when it changed (or closed) meanwhile. */
-  private async ask<M extends Method>(doc: vscode.TextDocument, token: vscode.CancellationToken | null, method: M, params: Omit<Params<M>, 'key'>): Promise<Result<M> | undefined> {
+  private async ask<M extends Method>(
+    doc: vscode.TextDocument,
+    token: vscode.CancellationToken | null,
+    method: M,
+    params: Omit<Params<M>, 'key'>,
+  ): Promise<Result<M> | undefined> {
     try {
       const a = await this.store.get(doc);
       if (token?.isCancellationRequested) return undefined;
@@ -27,7 +39,10 @@ export class DumpNavigation implements vscode.DocumentSymbolProvider, vscode.Fol
    * The outline comes in pages (a 100k-chain dump has 100k symbols): each page is copied and converted in
    * a task of its own, so the extension host never spends long on one.
    */
-  async provideDocumentSymbols(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.DocumentSymbol[] | undefined> {
+  async provideDocumentSymbols(
+    doc: vscode.TextDocument,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.DocumentSymbol[] | undefined> {
     const tables: vscode.DocumentSymbol[] = [];
     for (let offset = 0; ; offset += OUTLINE_PAGE) {
       const page = await this.ask(doc, token, 'outline', { offset, limit: OUTLINE_PAGE, max: OUTLINE_CHAINS });
@@ -42,29 +57,53 @@ export class DumpNavigation implements vscode.DocumentSymbolProvider, vscode.Fol
   }
 
   /** No more folds than the editor keeps (editor.foldingMaximumRegions): the rest would be copied for nothing. */
-  async provideFoldingRanges(doc: vscode.TextDocument, _ctx: vscode.FoldingContext, token: vscode.CancellationToken): Promise<vscode.FoldingRange[] | undefined> {
+  async provideFoldingRanges(
+    doc: vscode.TextDocument,
+    _ctx: vscode.FoldingContext,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.FoldingRange[] | undefined> {
     const max = vscode.workspace.getConfiguration('editor', doc).get<number>('foldingMaximumRegions', 5000);
     return (await this.ask(doc, token, 'folding', { max }))?.items.map(toFoldingRange);
   }
 
-  async provideDefinition(doc: vscode.TextDocument, pos: vscode.Position, token: vscode.CancellationToken): Promise<vscode.Location | undefined> {
+  async provideDefinition(
+    doc: vscode.TextDocument,
+    pos: vscode.Position,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.Location | undefined> {
     const def = await this.ask(doc, token, 'definition', { line: pos.line, character: pos.character });
     return def ? toLocation(doc.uri, def) : undefined;
   }
 
-  async provideReferences(doc: vscode.TextDocument, pos: vscode.Position, ctx: vscode.ReferenceContext, token: vscode.CancellationToken): Promise<vscode.Location[] | undefined> {
-    const refs = await this.ask(doc, token, 'references', { line: pos.line, character: pos.character, includeDeclaration: ctx.includeDeclaration });
-    return refs?.map((r) => toLocation(doc.uri, r));
+  async provideReferences(
+    doc: vscode.TextDocument,
+    pos: vscode.Position,
+    ctx: vscode.ReferenceContext,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.Location[] | undefined> {
+    const refs = await this.ask(doc, token, 'references', {
+      line: pos.line,
+      character: pos.character,
+      includeDeclaration: ctx.includeDeclaration,
+    });
+    return refs?.map(r => toLocation(doc.uri, r));
   }
 
-  async prepareRename(doc: vscode.TextDocument, pos: vscode.Position): Promise<{ range: vscode.Range; placeholder: string }> {
+  async prepareRename(
+    doc: vscode.TextDocument,
+    pos: vscode.Position,
+  ): Promise<{ range: vscode.Range; placeholder: string }> {
     const p = await this.ask(doc, null, 'prepareRename', { line: pos.line, character: pos.character });
     if (!p) throw new Error('The dump changed: try again.');
     if (!p.ok) throw new Error(p.message);
     return { range: toRange(p.range), placeholder: p.placeholder };
   }
 
-  async provideRenameEdits(doc: vscode.TextDocument, pos: vscode.Position, newName: string): Promise<vscode.WorkspaceEdit> {
+  async provideRenameEdits(
+    doc: vscode.TextDocument,
+    pos: vscode.Position,
+    newName: string,
+  ): Promise<vscode.WorkspaceEdit> {
     const r = await this.ask(doc, null, 'rename', { line: pos.line, character: pos.character, newName });
     if (!r) throw new Error('The dump changed: try again.');
     if (!r.ok) throw new Error(r.message);

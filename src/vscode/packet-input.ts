@@ -31,7 +31,7 @@ export function dumpPacketSource(a: Analysis): PacketSource {
     heading: 'found in the dump',
     delayMs: a.summary.ruleCount > 50_000 ? 200 : 60,
     suggest: (query, limit) => a.ask('suggest', { query, limit }).catch(() => []),
-    describe: (s) => `${s.label} · line ${s.line + 1}`,
+    describe: s => `${s.label} · line ${s.line + 1}`,
   };
 }
 
@@ -39,33 +39,50 @@ const PLACEHOLDER = `tcp ${OUTSIDE_CLIENT[4]} -> 10.96.0.10:80   (proto src[:por
 
 function typedItem(value: string, family: 4 | 6 | null): PacketItem {
   const check = checkPacketText(value, family);
-  if (check.ok) return { label: `$(play) ${value.trim()}`, description: check.summary, packet: value.trim(), alwaysShow: true };
-  return { label: value.trim() ? `$(warning) ${value.trim()}` : '$(edit) Type a packet', detail: check.error, packet: null, alwaysShow: true };
+  if (check.ok)
+    return { label: `$(play) ${value.trim()}`, description: check.summary, packet: value.trim(), alwaysShow: true };
+  return {
+    label: value.trim() ? `$(warning) ${value.trim()}` : '$(edit) Type a packet',
+    detail: check.error,
+    packet: null,
+    alwaysShow: true,
+  };
 }
 
 function recentOf(value: string, history: readonly string[]): string[] {
   const kw = queryKeyword(value);
-  return history.filter((h) => h !== value.trim() && (!kw || h.includes(kw))).slice(0, 8);
+  return history.filter(h => h !== value.trim() && (!kw || h.includes(kw))).slice(0, 8);
 }
 
-function items(source: PacketSource, value: string, history: readonly string[], suggestions: readonly PacketSuggestion[]): PacketItem[] {
+function items(
+  source: PacketSource,
+  value: string,
+  history: readonly string[],
+  suggestions: readonly PacketSuggestion[],
+): PacketItem[] {
   const out: PacketItem[] = [typedItem(value, source.family)];
   const recent = recentOf(value, history);
   if (recent.length) {
     out.push({ label: 'recent', kind: vscode.QuickPickItemKind.Separator, packet: null });
     for (const h of recent) out.push({ label: h, description: 'recent', packet: h, alwaysShow: true });
   }
-  const found = suggestions.filter((s) => s.text !== value.trim() && !recent.includes(s.text));
+  const found = suggestions.filter(s => s.text !== value.trim() && !recent.includes(s.text));
   if (found.length) {
     out.push({ label: source.heading, kind: vscode.QuickPickItemKind.Separator, packet: null });
-    for (const s of found) out.push({ label: s.text, description: source.describe(s), packet: s.text, alwaysShow: true });
+    for (const s of found)
+      out.push({ label: s.text, description: source.describe(s), packet: s.text, alwaysShow: true });
   }
   return out;
 }
 
 /** Asks for a packet; resolves to its text, or undefined when the user cancels. */
-export function askPacket(source: PacketSource, title: string, initial: string, history: readonly string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
+export function askPacket(
+  source: PacketSource,
+  title: string,
+  initial: string,
+  history: readonly string[],
+): Promise<string | undefined> {
+  return new Promise(resolve => {
     const qp = vscode.window.createQuickPick<PacketItem>();
     qp.title = title;
     qp.placeholder = PLACEHOLDER;
@@ -78,7 +95,7 @@ export function askPacket(source: PacketSource, title: string, initial: string, 
     let asked = 0;
     const suggest = (v: string) => {
       const n = ++asked;
-      void Promise.resolve(source.suggest(v, 40)).then((found) => {
+      void Promise.resolve(source.suggest(v, 40)).then(found => {
         if (!done && n === asked) qp.items = items(source, qp.value, history, found);
       });
     };
@@ -90,7 +107,7 @@ export function askPacket(source: PacketSource, title: string, initial: string, 
       resolve(v);
       qp.dispose();
     };
-    qp.onDidChangeValue((v) => {
+    qp.onDidChangeValue(v => {
       // The typed row is checked at once; dump suggestions follow after a short pause (big dumps).
       const [, ...rest] = qp.items;
       qp.items = [typedItem(v, source.family), ...rest];

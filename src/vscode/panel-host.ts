@@ -32,7 +32,12 @@ export abstract class PanelHost implements vscode.Disposable {
   /** Opens the panel beside the editor, or reveals it if it is hidden. */
   protected ensure(focus: boolean): vscode.WebviewPanel {
     if (!this.panel) {
-      const panel = vscode.window.createWebviewPanel(this.viewType, this.initialTitle, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: !focus }, this.options());
+      const panel = vscode.window.createWebviewPanel(
+        this.viewType,
+        this.initialTitle,
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: !focus },
+        this.options(),
+      );
       this.attach(panel);
       return panel;
     }
@@ -52,7 +57,11 @@ export abstract class PanelHost implements vscode.Disposable {
   }
 
   private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-    return { enableScripts: true, localResourceRoots: [webviewRoot(this.extensionUri)], retainContextWhenHidden: false };
+    return {
+      enableScripts: true,
+      localResourceRoots: [webviewRoot(this.extensionUri)],
+      retainContextWhenHidden: false,
+    };
   }
 
   private attach(panel: vscode.WebviewPanel): void {

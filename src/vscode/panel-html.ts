@@ -24,7 +24,13 @@ export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri): st
   const n = nonce();
   // The toolkit (FAST) adds a style element for its focus-visible check; it reads the nonce from the
   // csp-nonce meta tag, so styles need the nonce as well as the webview's own source.
-  const csp = [`default-src 'none'`, `script-src 'nonce-${n}'`, `style-src ${webview.cspSource} 'nonce-${n}'`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource}`].join('; ');
+  const csp = [
+    `default-src 'none'`,
+    `script-src 'nonce-${n}'`,
+    `style-src ${webview.cspSource} 'nonce-${n}'`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource}`,
+  ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -6,5 +6,5 @@ export const SECTION = 'packetlens';
 
 export function currentSettings(scope?: vscode.Uri): Settings {
   const config = vscode.workspace.getConfiguration(SECTION, scope);
-  return readSettings((key) => config.get(key));
+  return readSettings(key => config.get(key));
 }

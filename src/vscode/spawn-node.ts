@@ -13,19 +13,28 @@ import { inProcessEngine } from '../worker/engine-host.ts';
 const MAX_HEAP_MB = 3072;
 
 /** `file`: the worker bundle, dist/worker.js beside dist/extension.js (the bench passes its own path). */
-export function workerSpawner(_extensionUri: unknown, log: (m: string) => void, file = join(__dirname, 'worker.js')): SpawnWorker {
+export function workerSpawner(
+  _extensionUri: unknown,
+  log: (m: string) => void,
+  file = join(__dirname, 'worker.js'),
+): SpawnWorker {
   return (onMessage, onExit) =>
     portWithFallback(
       (receive, fail) => {
         const w = new Worker(file, { resourceLimits: { maxOldGenerationSizeMb: MAX_HEAP_MB } });
         let terminated = false;
         w.on('message', receive);
-        w.on('error', (e) => {
+        w.on('error', e => {
           const code = (e as { code?: string }).code;
-          if (code === 'ERR_WORKER_OUT_OF_MEMORY') fail('the file needs more memory than the engine worker may use', false);
-          else fail(`the engine worker failed: ${e.message}`, code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND');
+          if (code === 'ERR_WORKER_OUT_OF_MEMORY')
+            fail('the file needs more memory than the engine worker may use', false);
+          else
+            fail(
+              `the engine worker failed: ${e.message}`,
+              code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND',
+            );
         });
-        w.on('exit', (code) => {
+        w.on('exit', code => {
           if (!terminated) fail(`the engine worker stopped (exit code ${code})`, false);
         });
         return {

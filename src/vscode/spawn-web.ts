@@ -15,7 +15,10 @@ interface WebWorker {
 
 type WorkerConstructor = new (url: string, options?: { name?: string }) => WebWorker;
 
-export function workerSpawner(extensionUri: { toString(skipEncoding?: boolean): string }, log: (m: string) => void): SpawnWorker {
+export function workerSpawner(
+  extensionUri: { toString(skipEncoding?: boolean): string },
+  log: (m: string) => void,
+): SpawnWorker {
   const url = `${extensionUri.toString(true).replace(/\/$/, '')}/dist/web/worker.js`;
   return (onMessage, onExit) =>
     portWithFallback(
@@ -23,8 +26,8 @@ export function workerSpawner(extensionUri: { toString(skipEncoding?: boolean): 
         const Ctor = (globalThis as { Worker?: WorkerConstructor }).Worker;
         if (!Ctor) throw new Error('no Web Worker in this extension host');
         const w = new Ctor(url, { name: 'packetlens-engine' });
-        w.onmessage = (e) => receive(e.data);
-        w.onerror = (e) => fail(e.message ?? 'the worker script failed', true);
+        w.onmessage = e => receive(e.data);
+        w.onerror = e => fail(e.message ?? 'the worker script failed', true);
         return { post: (m, transfer) => w.postMessage(m, transfer as ArrayBuffer[]), terminate: () => w.terminate() };
       },
       inProcessEngine,

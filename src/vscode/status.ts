@@ -19,7 +19,12 @@ export class DumpStatus implements vscode.Disposable {
 
   update(a: Analysis | undefined): void {
     const editor = vscode.window.activeTextEditor;
-    if (!a || !editor || editor.document.languageId !== LANGUAGE_ID || editor.document.uri.toString() !== a.uri.toString()) {
+    if (
+      !a ||
+      !editor ||
+      editor.document.languageId !== LANGUAGE_ID ||
+      editor.document.uri.toString() !== a.uri.toString()
+    ) {
       if (!editor || editor.document.languageId !== LANGUAGE_ID) this.item.hide();
       return;
     }
@@ -29,7 +34,10 @@ export class DumpStatus implements vscode.Disposable {
     if (tokens) notes.unshift(tokens);
     this.item.text = `$(pulse) ${rs.ruleCount.toLocaleString('en-US')} rules${notes.length ? ' $(info)' : ''}`;
     this.item.tooltip = toMarkdown(
-      [`Packet Lens: ${rs.tableCount} table${rs.tableCount === 1 ? '' : 's'}, ${rs.ruleCount.toLocaleString('en-US')} rules (IPv${rs.family}), parsed in ${a.parseMs.toFixed(0)} ms. Click to trace a packet.`, ...notes.map((n) => `- ${n}`)].join('\n\n'),
+      [
+        `Packet Lens: ${rs.tableCount} table${rs.tableCount === 1 ? '' : 's'}, ${rs.ruleCount.toLocaleString('en-US')} rules (IPv${rs.family}), parsed in ${a.parseMs.toFixed(0)} ms. Click to trace a packet.`,
+        ...notes.map(n => `- ${n}`),
+      ].join('\n\n'),
     );
     this.item.show();
     const key = a.uri.toString();

@@ -26,7 +26,10 @@ import { isCancelled } from '../worker/client.ts';
 const TRACE_DEADLINE_MS = 10_000;
 
 /** What the command may be given: a file (explorer, editor title), or a dump and a chain (CodeLens). */
-export type TraceArgument = vscode.Uri | { readonly uri?: string; readonly packet?: string; readonly table?: string; readonly chain?: string } | undefined;
+export type TraceArgument =
+  | vscode.Uri
+  | { readonly uri?: string; readonly packet?: string; readonly table?: string; readonly chain?: string }
+  | undefined;
 
 export class TraceController {
   panel: DiagramPanel | null = null;
@@ -47,7 +50,11 @@ export class TraceController {
       if (!found.ok) {
         const pick = await vscode.window.showInformationMessage(found.message, 'Open a Dump…');
         if (pick) {
-          const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Trace', filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] } });
+          const chosen = await vscode.window.showOpenDialog({
+            canSelectMany: false,
+            openLabel: 'Trace',
+            filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] },
+          });
           if (chosen?.[0]) await this.traceCommand(chosen[0]);
         }
         return;
@@ -73,7 +80,10 @@ export class TraceController {
       initial = (await a.ask('packetReaching', { table: arg.table, chain: arg.chain }).catch(() => null)) ?? '';
     }
     if (!initial) initial = this.sessions.get(a.uri)?.packet ?? history[0] ?? '';
-    const title = arg && !(arg instanceof vscode.Uri) && arg.chain ? `Trace a packet that reaches ${arg.chain}` : `Trace a packet through ${fileName(a.uri)}`;
+    const title =
+      arg && !(arg instanceof vscode.Uri) && arg.chain
+        ? `Trace a packet that reaches ${arg.chain}`
+        : `Trace a packet through ${fileName(a.uri)}`;
     const packet = await askPacket(dumpPacketSource(a), title, initial, history);
     if (!packet) return;
     await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
@@ -97,7 +107,8 @@ export class TraceController {
       void vscode.window.showErrorMessage(`Packet Lens: ${check.error}`);
       return;
     }
-    if (await this.run(loaded.analysis, packet, false, true)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
+    if (await this.run(loaded.analysis, packet, false, true))
+      await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
   }
 
   /**
@@ -117,9 +128,16 @@ export class TraceController {
         timedOut = true;
         this.store.abandon(a, 'the trace ran past its deadline');
       }, TRACE_DEADLINE_MS);
-      r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Packet Lens: tracing ${packet}` }, () => asked);
+      r = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: `Packet Lens: tracing ${packet}` },
+        () => asked,
+      );
     } catch (e) {
-      if (timedOut) r = { ok: false, error: `the trace of ${packet} through ${fileName(a.uri)} did not finish within ${TRACE_DEADLINE_MS / 1000} s and was stopped. Run "packetlens check" on the file: a jump loop or many random branches can make the paths explode.` };
+      if (timedOut)
+        r = {
+          ok: false,
+          error: `the trace of ${packet} through ${fileName(a.uri)} did not finish within ${TRACE_DEADLINE_MS / 1000} s and was stopped. Run "packetlens check" on the file: a jump loop or many random branches can make the paths explode.`,
+        };
       else if (isCancelled(e)) return false;
       else r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
     } finally {
@@ -151,7 +169,8 @@ export class TraceController {
       this.panel?.error(check.error);
       return;
     }
-    if (await this.run(a, packet, false)) await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
+    if (await this.run(a, packet, false))
+      await this.memento.update(HISTORY_KEY, pushHistory(this.memento.get<string[]>(HISTORY_KEY, []), packet));
   }
 
   /** A panel restored after reload: trace its packet again. */
@@ -178,10 +197,15 @@ export class TraceController {
 
   async reveal(uri: vscode.Uri, line: number): Promise<void> {
     const range = lineStart(line);
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const doc = vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
     if (doc) {
-      const column = vscode.window.visibleTextEditors.find((e) => e.document === doc)?.viewColumn ?? vscode.ViewColumn.One;
-      const editor = await vscode.window.showTextDocument(doc, { viewColumn: column, selection: range, preserveFocus: false });
+      const column =
+        vscode.window.visibleTextEditors.find(e => e.document === doc)?.viewColumn ?? vscode.ViewColumn.One;
+      const editor = await vscode.window.showTextDocument(doc, {
+        viewColumn: column,
+        selection: range,
+        preserveFocus: false,
+      });
       editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     } else {
       // Not handed to extensions (or closed): let the workbench open it at the line.

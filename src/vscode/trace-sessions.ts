@@ -22,8 +22,14 @@ export class TraceSessions implements vscode.Disposable {
   readonly onDidChange = this.emitter.event;
 
   /** `lineVerdicts`: computed where the trace ran (the engine worker), else from `trace`'s misses here. */
-  set(uri: vscode.Uri, packet: string, trace: Trace, version: number, lineVerdicts?: readonly LineVerdict[]): TraceSession {
-    const verdicts = lineVerdicts ? new Map(lineVerdicts.map((v) => [v.line, v])) : traceLineVerdicts(trace);
+  set(
+    uri: vscode.Uri,
+    packet: string,
+    trace: Trace,
+    version: number,
+    lineVerdicts?: readonly LineVerdict[],
+  ): TraceSession {
+    const verdicts = lineVerdicts ? new Map(lineVerdicts.map(v => [v.line, v])) : traceLineVerdicts(trace);
     const session: TraceSession = { uri, packet, trace, version, verdicts, marks: traceMarks(verdicts) };
     this.sessions.set(uri.toString(), session);
     void vscode.commands.executeCommand('setContext', 'packetlens.hasTrace', true);
@@ -36,7 +42,7 @@ export class TraceSessions implements vscode.Disposable {
   }
 
   clear(uri?: vscode.Uri): void {
-    const uris = uri ? [uri] : [...this.sessions.values()].map((s) => s.uri);
+    const uris = uri ? [uri] : [...this.sessions.values()].map(s => s.uri);
     for (const u of uris) {
       if (this.sessions.delete(u.toString())) this.emitter.fire(u);
     }

@@ -36,9 +36,13 @@ export class VirtualDumps implements vscode.TextDocumentContentProvider, vscode.
     const safe = path
       .split('/')
       .filter(Boolean)
-      .map((s) => s.replace(/[^A-Za-z0-9._-]+/g, '-'))
+      .map(s => s.replace(/[^A-Za-z0-9._-]+/g, '-'))
       .join('/');
-    return vscode.Uri.from({ scheme: VIRTUAL_SCHEME, path: `/${safe.endsWith('.rules') ? safe : `${safe}.rules`}`, query });
+    return vscode.Uri.from({
+      scheme: VIRTUAL_SCHEME,
+      path: `/${safe.endsWith('.rules') ? safe : `${safe}.rules`}`,
+      query,
+    });
   }
 
   /** Sets the text of `uri` without showing it (an open document updates). */

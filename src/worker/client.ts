@@ -5,7 +5,15 @@
  * requests fail with `Cancelled`; the caller starts a fresh worker for the new work. No `vscode` here, so
  * the bench and the tests drive exactly this code.
  */
-import { type DumpSummary, type EngineRequest, type EngineResponse, type Method, type Params, type Result, isEngineResponse } from '../shared/engine-protocol.ts';
+import {
+  type DumpSummary,
+  type EngineRequest,
+  type EngineResponse,
+  type Method,
+  type Params,
+  type Result,
+  isEngineResponse,
+} from '../shared/engine-protocol.ts';
 
 /** The transport: a worker_threads Worker, a Web Worker, or the in-process fallback. */
 export interface WorkerPort {
@@ -40,8 +48,8 @@ export class EngineWorker {
 
   constructor(spawn: SpawnWorker) {
     this.port = spawn(
-      (m) => this.receive(m),
-      (reason) => this.stop(reason, false),
+      m => this.receive(m),
+      reason => this.stop(reason, false),
     );
   }
 
@@ -96,13 +104,16 @@ export class EngineWorker {
  * The fallback when no worker can be started: the same handlers, run on this thread after the current task
  * (the editor then behaves as before the worker existed: correct, but a big dump blocks while it parses).
  */
-export function inProcessPort(handle: (req: EngineRequest) => Promise<EngineResponse>, onMessage: (m: unknown) => void): WorkerPort {
+export function inProcessPort(
+  handle: (req: EngineRequest) => Promise<EngineResponse>,
+  onMessage: (m: unknown) => void,
+): WorkerPort {
   let stopped = false;
   return {
     post(message) {
       setTimeout(() => {
         if (stopped) return;
-        void handle(message).then((r) => {
+        void handle(message).then(r => {
           if (!stopped) onMessage(r);
         });
       }, 0);
@@ -147,7 +158,9 @@ export function portWithFallback(
   try {
     current = primary(receive, fail);
   } catch (e) {
-    log(`cannot start the engine worker (${e instanceof Error ? e.message : String(e)}): running the engine in-process`);
+    log(
+      `cannot start the engine worker (${e instanceof Error ? e.message : String(e)}): running the engine in-process`,
+    );
     current = fallback(onMessage);
     answered = true;
   }
@@ -169,10 +182,14 @@ export const PIECE_CHARS = 1 << 20;
  * Sends a text to `worker` in pieces, one task each, then parses it under `key`. `pieces` may throw
  * `Cancelled` (the document changed between two pieces); so does a worker stopped meanwhile.
  */
-export async function loadPieces(worker: EngineWorker, params: { key: string; file: string; maxBytes: number }, pieces: Iterable<string>): Promise<DumpSummary> {
+export async function loadPieces(
+  worker: EngineWorker,
+  params: { key: string; file: string; maxBytes: number },
+  pieces: Iterable<string>,
+): Promise<DumpSummary> {
   for (const text of pieces) {
     worker.request('append', { key: params.key, text }).catch(() => {});
-    await new Promise((r) => setTimeout(r, 0));
+    await new Promise(r => setTimeout(r, 0));
     if (!worker.alive) throw new Cancelled('the worker was stopped');
   }
   return worker.request('load', { ...params, source: { appended: true } });

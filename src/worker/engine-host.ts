@@ -21,7 +21,19 @@ import { type WorkerPort, inProcessPort } from './client.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
 import { traceLineVerdicts } from '../editor/trace-lens.ts';
 import { diffRulesets, formatDiagnostic } from '../engine/api.ts';
-import type { ChainLensRow, Comparison, DumpSummary, DumpText, EngineMethods, EngineRequest, EngineResponse, Method, OutlineRow, Params, Result } from '../shared/engine-protocol.ts';
+import type {
+  ChainLensRow,
+  Comparison,
+  DumpSummary,
+  DumpText,
+  EngineMethods,
+  EngineRequest,
+  EngineResponse,
+  Method,
+  OutlineRow,
+  Params,
+  Result,
+} from '../shared/engine-protocol.ts';
 
 /** Work this long, then let waiting messages in. */
 const SLICE_MS = 20;
@@ -35,7 +47,7 @@ export class EngineHost {
 
   constructor(
     /** Resolves after the messages already queued have been delivered (setTimeout/setImmediate). */
-    private readonly yieldToMessages: () => Promise<void> = () => new Promise((r) => setTimeout(r, 0)),
+    private readonly yieldToMessages: () => Promise<void> = () => new Promise(r => setTimeout(r, 0)),
     private readonly heapUsed: () => number = () => 0,
   ) {}
 
@@ -57,19 +69,19 @@ export class EngineHost {
   }
 
   private readonly handlers: Handlers = {
-    load: (p) => this.load(p),
-    append: (p) => {
+    load: p => this.load(p),
+    append: p => {
       let list = this.pieces.get(p.key);
       if (!list) this.pieces.set(p.key, (list = []));
       list.push(p.text);
       return null;
     },
-    drop: (p) => {
+    drop: p => {
       this.docs.delete(p.key);
       this.pieces.delete(p.key);
       return null;
     },
-    diagnostics: async (p) => {
+    diagnostics: async p => {
       const steps = dumpDiagnosticSteps(this.doc(p.key), p.options);
       for (;;) {
         const end = performance.now() + SLICE_MS;
@@ -79,51 +91,62 @@ export class EngineHost {
         await this.yieldToMessages();
       }
     },
-    hover: (p) => hoverAt(this.doc(p.key), p.line, p.character),
-    outline: (p) => {
+    hover: p => hoverAt(this.doc(p.key), p.line, p.character),
+    outline: p => {
       const rows = this.outlineRows(this.doc(p.key), p.max);
       return { items: rows.slice(p.offset, p.offset + p.limit), total: rows.length };
     },
-    folding: (p) => {
+    folding: p => {
       const folds = foldingRanges(this.doc(p.key)).sort((a, b) => a.start - b.start);
       return { items: folds.slice(0, p.max), total: folds.length };
     },
-    definition: (p) => {
+    definition: p => {
       const index = this.doc(p.key);
       const at = chainAt(index, p.line, p.character);
       return at ? definitionOf(index, at) : null;
     },
-    references: (p) => {
+    references: p => {
       const index = this.doc(p.key);
       const at = chainAt(index, p.line, p.character);
       return at ? referencesOf(index, at, p.includeDeclaration) : null;
     },
-    prepareRename: (p) => prepareRename(this.doc(p.key), p.line, p.character),
-    rename: (p) => renameChain(this.doc(p.key), p.line, p.character, p.newName),
-    chainLenses: (p) => {
+    prepareRename: p => prepareRename(this.doc(p.key), p.line, p.character),
+    rename: p => renameChain(this.doc(p.key), p.line, p.character, p.newName),
+    chainLenses: p => {
       const index = this.doc(p.key);
-      const inside = chainLenses(index).filter((l) => l.range.start.line >= p.fromLine && l.range.start.line <= p.toLine);
-      const items = inside.slice(0, p.max).map((l): ChainLensRow => ({ line: l.range.start.line, table: l.table, chain: l.chain, title: referencesTitle(l, index.chain(l.table, l.chain)), references: l.references.length }));
+      const inside = chainLenses(index).filter(l => l.range.start.line >= p.fromLine && l.range.start.line <= p.toLine);
+      const items = inside.slice(0, p.max).map((l): ChainLensRow => ({
+        line: l.range.start.line,
+        table: l.table,
+        chain: l.chain,
+        title: referencesTitle(l, index.chain(l.table, l.chain)),
+        references: l.references.length,
+      }));
       return { items, total: inside.length };
     },
-    chainReferences: (p) => {
-      const l = chainLenses(this.doc(p.key)).find((x) => x.table === p.table && x.chain === p.chain);
-      return l ? l.references.map((r) => lineSpan(r.line, r.nameStart, r.nameEnd)) : [];
+    chainReferences: p => {
+      const l = chainLenses(this.doc(p.key)).find(x => x.table === p.table && x.chain === p.chain);
+      return l ? l.references.map(r => lineSpan(r.line, r.nameStart, r.nameEnd)) : [];
     },
-    quickFixes: (p) => quickFixes(this.doc(p.key), { code: p.code, range: p.range }),
-    suggest: (p) => suggestPackets(this.doc(p.key), p.query, p.limit),
-    packetReaching: (p) => {
+    quickFixes: p => quickFixes(this.doc(p.key), { code: p.code, range: p.range }),
+    suggest: p => suggestPackets(this.doc(p.key), p.query, p.limit),
+    packetReaching: p => {
       const index = this.doc(p.key);
       const chain = index.chain(p.table, p.chain);
       return chain ? packetReaching(index, p.table, chain) : null;
     },
-    trace: (p) => {
+    trace: p => {
       const r = traceText(this.doc(p.key), p.packet, p.node);
       if (!r.ok) return r;
       const verdicts = [...traceLineVerdicts(r.trace).values()];
-      return { ok: true, ms: r.ms, verdicts, trace: { ...r.trace, outcomes: r.trace.outcomes.map((o) => ({ ...o, misses: [] })) } };
+      return {
+        ok: true,
+        ms: r.ms,
+        verdicts,
+        trace: { ...r.trace, outcomes: r.trace.outcomes.map(o => ({ ...o, misses: [] })) },
+      };
     },
-    diff: (p) => this.diff(p.oldKey, p.newKey, p.node),
+    diff: p => this.diff(p.oldKey, p.newKey, p.node),
     memory: () => ({ heapUsed: this.heapUsed() }),
   };
 
@@ -136,8 +159,15 @@ export class EngineHost {
   private outlineRows(index: DumpIndex, max: number): OutlineRow[] {
     let tree = this.outlines.get(index);
     if (!tree) this.outlines.set(index, (tree = outline(index)));
-    const row = (sym: Omit<OutlineSymbol, 'children'>, parent: number): OutlineRow => ({ name: sym.name, kind: sym.kind, detail: sym.detail, range: sym.range, selectionRange: sym.selectionRange, parent });
-    const rows = tree.map((t) => row(t, -1));
+    const row = (sym: Omit<OutlineSymbol, 'children'>, parent: number): OutlineRow => ({
+      name: sym.name,
+      kind: sym.kind,
+      detail: sym.detail,
+      range: sym.range,
+      selectionRange: sym.selectionRange,
+      parent,
+    });
+    const rows = tree.map(t => row(t, -1));
     const total = tree.reduce((n, t) => n + t.children.length, 0);
     tree.forEach((t, i) => {
       const share = total <= max ? t.children.length : Math.max(1, Math.floor((max * t.children.length) / total));
@@ -145,7 +175,18 @@ export class EngineHost {
       const left = t.children.length - share;
       if (left > 0) {
         const at = t.children[share]!;
-        rows.push(row({ name: `… ${left.toLocaleString('en-US')} more chains`, kind: 'chain', detail: `the outline lists at most ${max.toLocaleString('en-US')} chains: search the file for the others`, range: at.range, selectionRange: at.selectionRange }, i));
+        rows.push(
+          row(
+            {
+              name: `… ${left.toLocaleString('en-US')} more chains`,
+              kind: 'chain',
+              detail: `the outline lists at most ${max.toLocaleString('en-US')} chains: search the file for the others`,
+              range: at.range,
+              selectionRange: at.selectionRange,
+            },
+            i,
+          ),
+        );
       }
     });
     return rows;
@@ -165,11 +206,13 @@ export class EngineHost {
     chainLenses(index);
     this.docs.set(p.key, index);
     const rs = index.ruleset;
-    const errors = rs.diagnostics.filter((d) => d.severity === 'error');
+    const errors = rs.diagnostics.filter(d => d.severity === 'error');
     let chainCount = 0;
     for (const t of rs.tables.values()) chainCount += t.chains.size;
     const empty =
-      rs.tables.size > 0 ? null : `Nothing to trace in ${rs.file}: ${errors[0] ? errors[0].message : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
+      rs.tables.size > 0
+        ? null
+        : `Nothing to trace in ${rs.file}: ${errors[0] ? errors[0].message : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
     return {
       ruleCount: rs.ruleCount,
       tableCount: rs.tables.size,
@@ -177,7 +220,7 @@ export class EngineHost {
       family: rs.family,
       errorCount: errors.length,
       empty,
-      firstErrors: errors.slice(0, 3).map((d) => formatDiagnostic(rs.file, d)),
+      firstErrors: errors.slice(0, 3).map(d => formatDiagnostic(rs.file, d)),
       bytes: text.length,
       parseMs: performance.now() - t0,
     };
@@ -186,8 +229,14 @@ export class EngineHost {
   private diff(oldKey: string, newKey: string, node: EngineMethods['diff']['params']['node']): Comparison {
     const a = this.doc(oldKey).ruleset;
     const b = this.doc(newKey).ruleset;
-    const structural = [a, b].flatMap((rs) => rs.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(rs.file, d)));
-    if (structural.length) return { ok: false, error: `the dumps have errors; fix them before comparing: ${structural.slice(0, 3).join('; ')}${structural.length > 3 ? ` (and ${structural.length - 3} more)` : ''}` };
+    const structural = [a, b].flatMap(rs =>
+      rs.diagnostics.filter(d => d.severity === 'error').map(d => formatDiagnostic(rs.file, d)),
+    );
+    if (structural.length)
+      return {
+        ok: false,
+        error: `the dumps have errors; fix them before comparing: ${structural.slice(0, 3).join('; ')}${structural.length > 3 ? ` (and ${structural.length - 3} more)` : ''}`,
+      };
     const t0 = performance.now();
     const r = diffRulesets(a, b, { node });
     const ms = performance.now() - t0;
@@ -203,5 +252,5 @@ function textOf(source: Exclude<DumpText, { appended: true }>): string {
 /** The engine on the calling thread, behind the same port as a worker: the fallback when none can start. */
 export function inProcessEngine(receive: (m: unknown) => void): WorkerPort {
   const host = new EngineHost();
-  return inProcessPort((r) => host.handle(r), receive);
+  return inProcessPort(r => host.handle(r), receive);
 }

@@ -7,8 +7,8 @@ const port = parentPort;
 if (port) {
   // setImmediate runs after pending messages are delivered; setTimeout(0) would add a millisecond a slice.
   const host = new EngineHost(
-    () => new Promise((r) => setImmediate(r)),
+    () => new Promise(r => setImmediate(r)),
     () => process.memoryUsage().heapUsed,
   );
-  port.on('message', (req: EngineRequest) => void host.handle(req).then((r) => port.postMessage(r)));
+  port.on('message', (req: EngineRequest) => void host.handle(req).then(r => port.postMessage(r)));
 }

@@ -9,4 +9,4 @@ interface WorkerScope {
 
 const scope = globalThis as unknown as WorkerScope;
 const host = new EngineHost();
-scope.onmessage = (e) => void host.handle(e.data).then((r) => scope.postMessage(r));
+scope.onmessage = e => void host.handle(e.data).then(r => scope.postMessage(r));

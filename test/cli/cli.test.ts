@@ -11,7 +11,17 @@ const tmp = (name: string, text: string) => tempFile(name, text);
 
 describe('packetlens trace', () => {
   it('--json prints the documented contract, one object per packet in input order', () => {
-    const r = cli('trace', EXAMPLE, '--packet', 'tcp 172.18.0.100 -> 172.18.255.200:80', '--packet', 'udp 172.18.0.100 -> 172.18.255.200:53', '--node-ip', '172.18.0.4', '--json');
+    const r = cli(
+      'trace',
+      EXAMPLE,
+      '--packet',
+      'tcp 172.18.0.100 -> 172.18.255.200:80',
+      '--packet',
+      'udp 172.18.0.100 -> 172.18.255.200:53',
+      '--node-ip',
+      '172.18.0.4',
+      '--json',
+    );
     assert.equal(r.code, 0);
     assert.equal(r.out.length, 2);
     const first = JSON.parse(r.out[0]!);
@@ -23,18 +33,41 @@ describe('packetlens trace', () => {
         [0.5, 'forwarded', '10.10.4.12:80', '172.18.0.4', true],
       ],
     );
-    assert.deepEqual(Object.keys(first.outcomes[0].steps[0]).sort(), ['chain', 'hook', 'line', 'rule', 'table', 'verdict']);
-    assert.deepEqual(first.outcomes[0].steps[1], { hook: 'PREROUTING', table: 'nat', chain: 'KUBE-SERVICES', rule: 4, line: 96, verdict: 'jump KUBE-EXT-DLGPAL4ZCYSJ7UPR' });
+    assert.deepEqual(Object.keys(first.outcomes[0].steps[0]).sort(), [
+      'chain',
+      'hook',
+      'line',
+      'rule',
+      'table',
+      'verdict',
+    ]);
+    assert.deepEqual(first.outcomes[0].steps[1], {
+      hook: 'PREROUTING',
+      table: 'nat',
+      chain: 'KUBE-SERVICES',
+      rule: 4,
+      line: 96,
+      verdict: 'jump KUBE-EXT-DLGPAL4ZCYSJ7UPR',
+    });
     const second = JSON.parse(r.out[1]!);
-    assert.deepEqual(second.outcomes.map((o: Record<string, unknown>) => [o.probability, o.dnat, o.snat]), [[1, null, null]]);
+    assert.deepEqual(
+      second.outcomes.map((o: Record<string, unknown>) => [o.probability, o.dnat, o.snat]),
+      [[1, null, null]],
+    );
   });
 
   it('reads --packets JSON lines and names the line of a bad one', () => {
-    const good = tmp('p.jsonl', '{"protocol":"tcp","src":"172.18.0.100","sport":40000,"dst":"172.18.255.200","dport":80,"from":"auto","in":"eth0"}\n\n');
+    const good = tmp(
+      'p.jsonl',
+      '{"protocol":"tcp","src":"172.18.0.100","sport":40000,"dst":"172.18.255.200","dport":80,"from":"auto","in":"eth0"}\n\n',
+    );
     const r = cli('trace', EXAMPLE, '--packets', good, '--node-ip', '172.18.0.4', '--json');
     assert.equal(r.code, 0);
     assert.equal(JSON.parse(r.out[0]!).packet.sport, 40000);
-    const bad = tmp('bad.jsonl', '{"protocol":"tcp","dst":"1.2.3.4","dport":80}\n{"protocol":"tcp","dst":"1.2.3.4","dport":"x"}\n');
+    const bad = tmp(
+      'bad.jsonl',
+      '{"protocol":"tcp","dst":"1.2.3.4","dport":80}\n{"protocol":"tcp","dst":"1.2.3.4","dport":"x"}\n',
+    );
     const e = cli('trace', EXAMPLE, '--packets', bad, '--json');
     assert.equal(e.code, 2);
     assert.match(e.err.join('\n'), /bad\.jsonl:2: packet field "dport" must be a number/);
@@ -66,7 +99,10 @@ describe('packetlens check', () => {
     const r = cli('check', f);
     assert.equal(r.code, 2);
     assert.match(r.out.join('\n'), /bad\.rules:2:13: error: '10\.0\.0\.300\/33' is not an IPv4 address or network/);
-    assert.match(r.out.join('\n'), /bad\.rules:3:\d+: error: jump to NOPE-CHAIN, which is not a chain of table filter .*Couldn't load target `NOPE-CHAIN'/);
+    assert.match(
+      r.out.join('\n'),
+      /bad\.rules:3:\d+: error: jump to NOPE-CHAIN, which is not a chain of table filter .*Couldn't load target `NOPE-CHAIN'/,
+    );
     assert.match(r.out.join('\n'), /bad\.rules:1:1: error: table filter \(line 1\) has no COMMIT/);
   });
 });
@@ -75,7 +111,20 @@ describe('the built CLI (dist/cli.js, what `npx packetlens` runs)', () => {
   it('runs from the bundle', () => {
     const b = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(b.status, 0, b.stderr);
-    const r = spawnSync(process.execPath, ['dist/cli.js', 'trace', EXAMPLE, '--packet', 'tcp 172.18.0.100 -> 172.18.255.200:80', '--node-ip', '172.18.0.4', '--json'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [
+        'dist/cli.js',
+        'trace',
+        EXAMPLE,
+        '--packet',
+        'tcp 172.18.0.100 -> 172.18.255.200:80',
+        '--node-ip',
+        '172.18.0.4',
+        '--json',
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     assert.equal(r.status, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).outcomes.length, 2);
   });

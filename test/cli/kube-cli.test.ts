@@ -12,7 +12,10 @@ describe('packetlens synth', () => {
     assert.equal(r.code, 0, r.err.join('\n'));
     const text = r.out.join('\n');
     assert.match(text, /^# predicted: Service default\/svc1 loadBalancer IP = 172\.18\.255\.200/m);
-    assert.match(text, /^-A KUBE-SVC-DLGPAL4ZCYSJ7UPR -m comment --comment "default\/svc1:svc1-webport -> 10\.10\.1\.11:80" -m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-ZNBEHD3XV5ZTBRAT$/m);
+    assert.match(
+      text,
+      /^-A KUBE-SVC-DLGPAL4ZCYSJ7UPR -m comment --comment "default\/svc1:svc1-webport -> 10\.10\.1\.11:80" -m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-ZNBEHD3XV5ZTBRAT$/m,
+    );
     assert.match(text, /^\*nat$/m);
   });
 
@@ -26,7 +29,10 @@ describe('packetlens synth', () => {
   it('names the nodes when --node is missing or wrong', () => {
     const r = cli('synth', SEED3);
     assert.equal(r.code, 2);
-    assert.match(r.err[0]!, /synth needs --node \(one of: myk8s-control-plane, myk8s-worker, myk8s-worker2, myk8s-worker3\)/);
+    assert.match(
+      r.err[0]!,
+      /synth needs --node \(one of: myk8s-control-plane, myk8s-worker, myk8s-worker2, myk8s-worker3\)/,
+    );
     assert.match(cli('synth', SEED3, '--node', 'nope').err[0]!, /no node named nope/);
   });
 });
@@ -37,12 +43,22 @@ describe('packetlens trace --manifests', () => {
     assert.equal(r.code, 0, r.err.join('\n'));
     const j = JSON.parse(r.out[0]!);
     assert.equal(j.node, 'myk8s-worker');
-    assert.deepEqual(j.hops.map((h: { kind: string; name: string }) => `${h.kind}:${h.name}`), ['client:outside client', 'node:myk8s-worker']);
-    assert.deepEqual(j.outcomes.map((o: Record<string, unknown>) => [o.probability, o.dnat, o.snat, o.pod, o.podNode]), [
-      [0.5, '10.10.1.11:80', '172.18.0.4', 'default/webpod2', 'myk8s-worker2'],
-      [0.5, '10.10.4.12:80', '172.18.0.4', 'default/webpod1', 'myk8s-worker'],
-    ]);
-    assert.ok(j.predictions.some((p: { field: string; value: string }) => p.field === 'loadBalancer IP' && p.value === '172.18.255.200'));
+    assert.deepEqual(
+      j.hops.map((h: { kind: string; name: string }) => `${h.kind}:${h.name}`),
+      ['client:outside client', 'node:myk8s-worker'],
+    );
+    assert.deepEqual(
+      j.outcomes.map((o: Record<string, unknown>) => [o.probability, o.dnat, o.snat, o.pod, o.podNode]),
+      [
+        [0.5, '10.10.1.11:80', '172.18.0.4', 'default/webpod2', 'myk8s-worker2'],
+        [0.5, '10.10.4.12:80', '172.18.0.4', 'default/webpod1', 'myk8s-worker'],
+      ],
+    );
+    assert.ok(
+      j.predictions.some(
+        (p: { field: string; value: string }) => p.field === 'loadBalancer IP' && p.value === '172.18.255.200',
+      ),
+    );
   });
 
   it('explains when it cannot tell which node receives the packet', () => {

@@ -21,8 +21,8 @@ describe('packetlens diff', () => {
     for (const name of ['comments-only', 'counters-only', 'reordered']) {
       const r = cli('diff', ...pair(name), ...NODE);
       assert.equal(r.code, 0, `${name}: ${r.err.join('\n')}`);
-      assert.ok(r.out.some((l) => /^0 packet classes change · 0 Services affected/.test(l)));
-      assert.ok(r.out.some((l) => l.startsWith('behaviour is identical')));
+      assert.ok(r.out.some(l => /^0 packet classes change · 0 Services affected/.test(l)));
+      assert.ok(r.out.some(l => l.startsWith('behaviour is identical')));
     }
   });
 
@@ -41,12 +41,58 @@ describe('packetlens diff', () => {
     assert.equal(r.code, 1);
     assert.equal(r.out.length, 1);
     const report = JSON.parse(r.out[0]!);
-    assert.deepEqual(Object.keys(report).sort(), ['approximate', 'approximations', 'changedChains', 'changes', 'classesTraced', 'groups', 'identical', 'new', 'old', 'proven', 'services', 'summary', 'unexplored', 'verdict', 'warnings']);
+    assert.deepEqual(Object.keys(report).sort(), [
+      'approximate',
+      'approximations',
+      'changedChains',
+      'changes',
+      'classesTraced',
+      'groups',
+      'identical',
+      'new',
+      'old',
+      'proven',
+      'services',
+      'summary',
+      'unexplored',
+      'verdict',
+      'warnings',
+    ]);
     assert.deepEqual(report.services, ['default/svc1:svc1-webport']);
     const c = report.changes[0];
-    assert.deepEqual(Object.keys(c).sort(), ['approximate', 'aspects', 'class', 'group', 'new', 'newRules', 'old', 'oldRules']);
-    assert.deepEqual(Object.keys(c.class.extent).sort(), ['affinity', 'ctstate', 'dport', 'dst', 'from', 'in', 'mark', 'protocol', 'sport', 'src']);
-    assert.deepEqual(Object.keys(c.old[0]).sort(), ['assumptions', 'disposition', 'dnat', 'masquerade', 'probability', 'probabilityExact', 'reason', 'rejectWith', 'snat']);
+    assert.deepEqual(Object.keys(c).sort(), [
+      'approximate',
+      'aspects',
+      'class',
+      'group',
+      'new',
+      'newRules',
+      'old',
+      'oldRules',
+    ]);
+    assert.deepEqual(Object.keys(c.class.extent).sort(), [
+      'affinity',
+      'ctstate',
+      'dport',
+      'dst',
+      'from',
+      'in',
+      'mark',
+      'protocol',
+      'sport',
+      'src',
+    ]);
+    assert.deepEqual(Object.keys(c.old[0]).sort(), [
+      'assumptions',
+      'disposition',
+      'dnat',
+      'masquerade',
+      'probability',
+      'probabilityExact',
+      'reason',
+      'rejectWith',
+      'snat',
+    ]);
     assert.deepEqual(report.old, { file: pair('etp-local')[0], rules: 69, chains: 36 });
   });
 
@@ -65,13 +111,19 @@ describe('packetlens diff', () => {
   it('escapes text from the dumps in markdown', () => {
     const head = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n';
     const a = tmp('a.rules', `${head}COMMIT\n`);
-    const b = tmp('b.rules', `${head}-A INPUT -p tcp -m comment --comment "x|y \`z\` <script>alert(1)</script>" -m tcp --dport 22 -j DROP\nCOMMIT\n`);
+    const b = tmp(
+      'b.rules',
+      `${head}-A INPUT -p tcp -m comment --comment "x|y \`z\` <script>alert(1)</script>" -m tcp --dport 22 -j DROP\nCOMMIT\n`,
+    );
     const r = cli('diff', a, b, '--markdown');
     assert.equal(r.code, 1);
     const md = r.out.join('\n');
-    const line = r.out.find((l) => l.includes('alert(1)'))!;
+    const line = r.out.find(l => l.includes('alert(1)'))!;
     // The rule is shown in a code span that a backtick inside cannot end, with the table pipe escaped.
-    assert.ok(line.includes('``-p tcp -m comment --comment "x\\|y `z` <script>alert(1)</script>" -m tcp --dport 22 -j DROP``'), line);
+    assert.ok(
+      line.includes('``-p tcp -m comment --comment "x\\|y `z` <script>alert(1)</script>" -m tcp --dport 22 -j DROP``'),
+      line,
+    );
     assert.equal(md.split('<script>').length - 1, 1, 'the only <script> is inside that code span');
   });
 
@@ -86,8 +138,11 @@ describe('packetlens diff', () => {
     }
     // KUBE-SERVICES and KUBE-NODEPORTS were reordered too, but each packet still matches the same rules
     // there: only the order of FORWARD's jumps changes a path.
-    for (const c of report.changes) if (c.group.kind === 'chain') assert.deepEqual([c.group.table, c.group.chain], ['filter', 'FORWARD']);
-    assert.ok(report.changes.every((c: { oldRules: { chain: string }[] }) => c.oldRules.some((r) => r.chain === 'FORWARD')));
+    for (const c of report.changes)
+      if (c.group.kind === 'chain') assert.deepEqual([c.group.table, c.group.chain], ['filter', 'FORWARD']);
+    assert.ok(
+      report.changes.every((c: { oldRules: { chain: string }[] }) => c.oldRules.some(r => r.chain === 'FORWARD')),
+    );
   });
 
   it('exits 2 on unreadable input and names the file', () => {
@@ -95,7 +150,10 @@ describe('packetlens diff', () => {
     assert.equal(r.code, 2);
     assert.match(r.err.join('\n'), /nope\.rules: cannot read: ENOENT/);
     assert.equal(cli('diff', pair('reordered')[0]!).code, 2);
-    assert.match(cli('diff', ...pair('reordered'), '--json', '--markdown').err.join('\n'), /--json and --markdown exclude each other/);
+    assert.match(
+      cli('diff', ...pair('reordered'), '--json', '--markdown').err.join('\n'),
+      /--json and --markdown exclude each other/,
+    );
   });
 
   it('exits 2 on a dump with errors, naming file:line:col', () => {
@@ -105,7 +163,13 @@ describe('packetlens diff', () => {
     assert.equal(r.code, 2);
     assert.match(r.err.join('\n'), /broken\.rules:70:4: error: chain KUBE-MARK-MASQQ is not declared in table nat/);
     // A bad option in a changed rule is an error too (rules are read lazily, so it surfaces there).
-    const bad = tmp('bad.rules', base.replace('-A KUBE-SVC-DLGPAL4ZCYSJ7UPR ! -s 10.10.0.0/16', '-A KUBE-SVC-DLGPAL4ZCYSJ7UPR ! -s 10.10.0.300/16'));
+    const bad = tmp(
+      'bad.rules',
+      base.replace(
+        '-A KUBE-SVC-DLGPAL4ZCYSJ7UPR ! -s 10.10.0.0/16',
+        '-A KUBE-SVC-DLGPAL4ZCYSJ7UPR ! -s 10.10.0.300/16',
+      ),
+    );
     const r2 = cli('diff', pair('reordered')[0]!, bad);
     assert.equal(r2.code, 2);
     assert.match(r2.err.join('\n'), /bad\.rules:108:35: error: '10\.10\.0\.300\/16' is not an IPv4 address or network/);
@@ -116,6 +180,6 @@ describe('packetlens diff', () => {
     assert.match(help.out.join('\n'), /packetlens diff <old-rules> <new-rules>/);
     assert.match(cli('nope').err.join('\n'), /unknown command 'nope' \(check, trace, synth, diff\)/);
     const out: string[] = [];
-    assert.equal(diffCommand([...pair('comments-only')], { out: (l) => out.push(l), err: () => {} }), 0);
+    assert.equal(diffCommand([...pair('comments-only')], { out: l => out.push(l), err: () => {} }), 0);
   });
 });

@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DiffReport, type NodeConfig, type PacketInput, type Ruleset, diffRulesets, parseIptables, tracePacket } from '../../src/engine/api.ts';
+import {
+  type DiffReport,
+  type NodeConfig,
+  type PacketInput,
+  type Ruleset,
+  diffRulesets,
+  parseIptables,
+  tracePacket,
+} from '../../src/engine/api.ts';
 import { ROOT } from '../helpers/fixtures.ts';
 
 export const DIFF_FIXTURES = join(ROOT, 'test', 'fixtures', 'diff');
@@ -10,7 +18,8 @@ export const DIFF_FIXTURES = join(ROOT, 'test', 'fixtures', 'diff');
 export const NODE = { addresses: ['172.18.0.4'] };
 
 export function readPair(name: string): [Ruleset, Ruleset] {
-  const read = (f: string) => parseIptables(readFileSync(join(DIFF_FIXTURES, name, f), 'utf8'), { file: f, lazy: true });
+  const read = (f: string) =>
+    parseIptables(readFileSync(join(DIFF_FIXTURES, name, f), 'utf8'), { file: f, lazy: true });
   return [read('old.rules'), read('new.rules')];
 }
 
@@ -22,7 +31,15 @@ export function diffFixture(name: string): DiffReport {
 }
 
 /** Outcomes folded by what the diff compares, with exact probabilities summed (as fractions of 2^64). */
-export function signature(fates: readonly { disposition: string; dnat: string | null; snat: string | null; masquerade: boolean; probabilityExact: string }[]): string {
+export function signature(
+  fates: readonly {
+    disposition: string;
+    dnat: string | null;
+    snat: string | null;
+    masquerade: boolean;
+    probabilityExact: string;
+  }[],
+): string {
   const sums = new Map<string, bigint>();
   for (const f of fates) {
     const [n, d] = f.probabilityExact.split('/').map(BigInt) as [bigint, bigint | undefined];
@@ -38,8 +55,15 @@ export function signature(fates: readonly { disposition: string; dnat: string | 
  * Brute force: traces every packet under both rulesets; each one that fares differently must fare exactly
  * like a class the report lists. Returns how many differed.
  */
-export function bruteForce(a: Ruleset, b: Ruleset, report: DiffReport, packets: readonly PacketInput[], node: NodeConfig, recent: string[] = []): number {
-  const reported = new Set(report.changes.map((c) => `${signature(c.old)} → ${signature(c.new)}`));
+export function bruteForce(
+  a: Ruleset,
+  b: Ruleset,
+  report: DiffReport,
+  packets: readonly PacketInput[],
+  node: NodeConfig,
+  recent: string[] = [],
+): number {
+  const reported = new Set(report.changes.map(c => `${signature(c.old)} → ${signature(c.new)}`));
   let differing = 0;
   for (const p of packets) {
     const x = tracePacket(a, p, { node, explain: false, recent });
@@ -48,8 +72,15 @@ export function bruteForce(a: Ruleset, b: Ruleset, report: DiffReport, packets: 
     const [sx, sy] = [signature(x.trace.outcomes), signature(y.trace.outcomes)];
     if (sx === sy) continue;
     differing++;
-    assert.ok(reported.has(`${sx} → ${sy}`), `${JSON.stringify(p)} changes (${sx} → ${sy}) in a way no reported class does; reported: ${report.changes.map((c) => c.class.packet).join('; ')}`);
+    assert.ok(
+      reported.has(`${sx} → ${sy}`),
+      `${JSON.stringify(p)} changes (${sx} → ${sy}) in a way no reported class does; reported: ${report.changes.map(c => c.class.packet).join('; ')}`,
+    );
   }
-  assert.equal(differing === 0, report.identical, `brute force finds ${differing} differing packets; the report says ${report.summary}`);
+  assert.equal(
+    differing === 0,
+    report.identical,
+    `brute force finds ${differing} differing packets; the report says ${report.summary}`,
+  );
   return differing;
 }

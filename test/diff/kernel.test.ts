@@ -112,33 +112,58 @@ function diff(name: string): DiffReport {
 }
 
 describe('diff against the kernel (test/fixtures/diff/kernel)', () => {
-  for (const name of readdirSync(DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+  for (const name of readdirSync(DIR, { withFileTypes: true })
+    .filter(d => d.isDirectory())
+    .map(d => d.name)
+    .sort()) {
     it(name, () => {
-      const rows = (JSON.parse(readFileSync(join(DIR, name, 'kernel.json'), 'utf8')) as { source: string; probes: Row[] }).probes;
+      const rows = (
+        JSON.parse(readFileSync(join(DIR, name, 'kernel.json'), 'utf8')) as { source: string; probes: Row[] }
+      ).probes;
       const report = diff(name);
       const where = (p: Probe) => `${p.proto} ${p.src} -> ${p.dst}:${p.dport ?? ''}`;
       for (const row of rows) {
-        const hits = report.changes.filter((c) => holds(c.class.extent, row.probe));
+        const hits = report.changes.filter(c => holds(c.class.extent, row.probe));
         if (!row.changed) {
           assert.deepEqual(
-            hits.map((c) => `${c.class.packet} [${JSON.stringify(c.class.extent)}]`),
+            hits.map(c => `${c.class.packet} [${JSON.stringify(c.class.extent)}]`),
             [],
             `${where(row.probe)}: the kernel treats it alike on both sides; no reported range may claim it`,
           );
           continue;
         }
-        assert.ok(hits.length > 0, `${where(row.probe)}: the kernel's fate changes (${JSON.stringify(row.old)} → ${JSON.stringify(row.new)}); no reported range holds it (${report.summary})`);
+        assert.ok(
+          hits.length > 0,
+          `${where(row.probe)}: the kernel's fate changes (${JSON.stringify(row.old)} → ${JSON.stringify(row.new)}); no reported range holds it (${report.summary})`,
+        );
         for (const c of hits) {
-          assert.deepEqual([...new Set(c.old.map((f) => f.disposition))], [disposition(row.old)], `${where(row.probe)} old: ${c.class.packet}`);
-          assert.deepEqual([...new Set(c.new.map((f) => f.disposition))], [disposition(row.new)], `${where(row.probe)} new: ${c.class.packet}`);
-          for (const [fates, k] of [[c.old, row.old], [c.new, row.new]] as const) {
+          assert.deepEqual(
+            [...new Set(c.old.map(f => f.disposition))],
+            [disposition(row.old)],
+            `${where(row.probe)} old: ${c.class.packet}`,
+          );
+          assert.deepEqual(
+            [...new Set(c.new.map(f => f.disposition))],
+            [disposition(row.new)],
+            `${where(row.probe)} new: ${c.class.packet}`,
+          );
+          for (const [fates, k] of [
+            [c.old, row.old],
+            [c.new, row.new],
+          ] as const) {
             if (k.verdict === 'dropped' || k.verdict === 'rejected') continue;
-            assert.ok(fates.every((f) => (f.snat !== null || f.masquerade) === translated(k, row.probe)), `${where(row.probe)}: source translated as the kernel did (${k.src_seen})`);
+            assert.ok(
+              fates.every(f => (f.snat !== null || f.masquerade) === translated(k, row.probe)),
+              `${where(row.probe)}: source translated as the kernel did (${k.src_seen})`,
+            );
           }
         }
       }
       if (SAME.has(name)) {
-        assert.ok(rows.every((r) => !r.changed), 'the kernel sees no change');
+        assert.ok(
+          rows.every(r => !r.changed),
+          'the kernel sees no change',
+        );
         assert.equal(report.identical, true, `${name}: proven identical (${report.approximations.join('; ')})`);
         assert.equal(report.verdict, 'identical');
       } else {

@@ -17,7 +17,12 @@ const DIR = join(DIFF_FIXTURES, 'manifests');
 
 function side(name: 'old' | 'new'): ManifestSide {
   const dir = join(DIR, name);
-  return { label: name, files: readdirSync(dir).sort().map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') })) };
+  return {
+    label: name,
+    files: readdirSync(dir)
+      .sort()
+      .map(f => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') })),
+  };
 }
 
 describe('diff of two manifest sets (--node)', () => {
@@ -26,16 +31,35 @@ describe('diff of two manifest sets (--node)', () => {
     assert.ok(r.ok, r.ok ? '' : r.error);
     assert.deepEqual(r.errors, []);
     const report = r.report;
-    assert.deepEqual(report.services, ['default/svc1:svc1-webport', 'default/svc2:svc2-webport', 'default/svc3:svc3-webport']);
-    assert.deepEqual(report.groups.map((g) => g.title), report.services.map((s) => `Service ${s}`));
+    assert.deepEqual(report.services, [
+      'default/svc1:svc1-webport',
+      'default/svc2:svc2-webport',
+      'default/svc3:svc3-webport',
+    ]);
+    assert.deepEqual(
+      report.groups.map(g => g.title),
+      report.services.map(s => `Service ${s}`),
+    );
     const third = '1431655765/4294967296';
     for (const c of report.changes) {
       assert.ok(c.aspects.includes('dnat'), c.class.packet);
-      const delivered = c.new.filter((f) => f.dnat !== null);
+      const delivered = c.new.filter(f => f.dnat !== null);
       if (delivered.length === 0) continue;
-      assert.deepEqual(delivered.map((f) => f.dnat).sort(), ['10.10.1.11:80', '10.10.4.12:80', '10.10.4.13:80'], c.class.packet);
-      assert.deepEqual(delivered.map((f) => f.probabilityExact).sort(), ['715827883/2147483648', third, third].sort(), c.class.packet);
-      assert.deepEqual(c.old.filter((f) => f.dnat !== null).map((f) => f.probabilityExact), ['1/2', '1/2'], c.class.packet);
+      assert.deepEqual(
+        delivered.map(f => f.dnat).sort(),
+        ['10.10.1.11:80', '10.10.4.12:80', '10.10.4.13:80'],
+        c.class.packet,
+      );
+      assert.deepEqual(
+        delivered.map(f => f.probabilityExact).sort(),
+        ['715827883/2147483648', third, third].sort(),
+        c.class.packet,
+      );
+      assert.deepEqual(
+        c.old.filter(f => f.dnat !== null).map(f => f.probabilityExact),
+        ['1/2', '1/2'],
+        c.class.packet,
+      );
     }
     // The rules named are the synthesized ones, labelled by side and node.
     assert.match(report.changes[0]!.newRules[0]!.file, /^new \(kube-proxy rules of myk8s-worker\)$/);
@@ -43,14 +67,29 @@ describe('diff of two manifest sets (--node)', () => {
 
   it('names a node that is missing, and is wired to `packetlens diff --node`', () => {
     const r = diffManifests(side('old'), side('new'), 'nope');
-    assert.deepEqual(r, { ok: false, error: 'no node named nope in old (nodes: myk8s-control-plane, myk8s-worker, myk8s-worker2, myk8s-worker3)' });
+    assert.deepEqual(r, {
+      ok: false,
+      error: 'no node named nope in old (nodes: myk8s-control-plane, myk8s-worker, myk8s-worker2, myk8s-worker3)',
+    });
     const out: string[] = [];
     const err: string[] = [];
-    const code = run(['diff', join(DIR, 'old'), join(DIR, 'new'), '--node', 'myk8s-worker', '--json'], { out: (l) => out.push(l), err: (l) => err.push(l) });
+    const code = run(['diff', join(DIR, 'old'), join(DIR, 'new'), '--node', 'myk8s-worker', '--json'], {
+      out: l => out.push(l),
+      err: l => err.push(l),
+    });
     assert.equal(code, 1, err.join('\n'));
     assert.equal(JSON.parse(out[0]!).services.length, 3);
-    assert.equal(run(['diff', join(DIR, 'old'), join(DIR, 'old'), '--node', 'myk8s-worker'], { out: () => {}, err: () => {} }), 0);
-    assert.equal(run(['diff', join(DIR, 'old'), join(DIR, 'new'), '--node', 'myk8s-worker', '--node-ip', '1.2.3.4'], { out: () => {}, err: (l) => err.push(l) }), 2);
+    assert.equal(
+      run(['diff', join(DIR, 'old'), join(DIR, 'old'), '--node', 'myk8s-worker'], { out: () => {}, err: () => {} }),
+      0,
+    );
+    assert.equal(
+      run(['diff', join(DIR, 'old'), join(DIR, 'new'), '--node', 'myk8s-worker', '--node-ip', '1.2.3.4'], {
+        out: () => {},
+        err: l => err.push(l),
+      }),
+      2,
+    );
     assert.match(err.join('\n'), /with --node the node context comes from the manifests/);
   });
 });

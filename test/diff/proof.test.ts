@@ -28,12 +28,18 @@ describe('the diff says "identical" only with proof', () => {
     assert.equal(report.identical, false);
     assert.equal(report.verdict, 'changed');
     assert.equal(report.proven, true, report.approximations.join('; '));
-    const lb = report.changes.filter((c: { class: { extent: { dst: string; src: string; dport: string } } }) => c.class.extent.dst === '172.18.255.201');
+    const lb = report.changes.filter(
+      (c: { class: { extent: { dst: string; src: string; dport: string } } }) =>
+        c.class.extent.dst === '172.18.255.201',
+    );
     assert.ok(lb.length > 0, 'the LoadBalancer IP on port 80 is reported');
     for (const c of report.changes) {
       assert.equal(c.class.extent.src, '198.51.100.0/24', `${c.class.packet}: only the partner range changes`);
       assert.equal(c.class.extent.protocol, 'tcp');
-      assert.ok(c.new.every((f: { disposition: string }) => f.disposition === 'dropped'), c.class.packet);
+      assert.ok(
+        c.new.every((f: { disposition: string }) => f.disposition === 'dropped'),
+        c.class.packet,
+      );
       assert.ok(c.newRules.some((x: { text: string }) => x.text.includes('block partner range')));
     }
     const text = cli('diff', ...pair('forward-drop-partner'), ...NODE).out.join('\n');
@@ -44,7 +50,10 @@ describe('the diff says "identical" only with proof', () => {
     for (const name of ['reorder-disjoint', 'comment-only', 'busy-reorder']) {
       const r = cli('diff', ...pair(name), ...NODE);
       assert.equal(r.code, 0, `${name}: ${r.out.join('\n')}`);
-      assert.ok(r.out.some((l) => l.startsWith('behaviour is identical')), name);
+      assert.ok(
+        r.out.some(l => l.startsWith('behaviour is identical')),
+        name,
+      );
     }
   });
 
@@ -58,22 +67,30 @@ describe('the diff says "identical" only with proof', () => {
     const text = r.out.join('\n');
     assert.match(text, /no change found \(approximate\)/);
     assert.doesNotMatch(text, /identical/);
-    assert.match(text, /^not explored: .*new\.rules:5 {2}filter INPUT #1 {2}-p tcp -m tcp --dport 22 -m length --length 0:200 -j DROP$/m);
+    assert.match(
+      text,
+      /^not explored: .*new\.rules:5 {2}filter INPUT #1 {2}-p tcp -m tcp --dport 22 -m length --length 0:200 -j DROP$/m,
+    );
     assert.match(text, /^approximate: .*length/m);
     const json = JSON.parse(cli('diff', a, b, ...NODE, '--json').out[0]!);
-    assert.deepEqual([json.identical, json.proven, json.verdict, json.approximate], [false, false, 'no-change-found', true]);
+    assert.deepEqual(
+      [json.identical, json.proven, json.verdict, json.approximate],
+      [false, false, 'no-change-found', true],
+    );
     const md = cli('diff', a, b, ...NODE, '--markdown').out.join('\n');
     assert.match(md, /\*\*no change found \(approximate\)/);
     assert.doesNotMatch(md, /identical/i);
     // The editor: no "same behaviour" in the lens, no green "identical" block, the reason first.
-    const rep = diffRulesets(parseIptables(old, { file: 'old.rules' }), parseIptables(neu, { file: 'new.rules' }), { node: { addresses: ['172.18.0.4'] } });
+    const rep = diffRulesets(parseIptables(old, { file: 'old.rules' }), parseIptables(neu, { file: 'new.rules' }), {
+      node: { addresses: ['172.18.0.4'] },
+    });
     assert.ok(rep.ok);
     assert.doesNotMatch(diffLensTitle(rep.report), /same behaviour/);
     assert.match(diffLensTitle(rep.report), /no change found \(approximate\)/);
     const v = diffViewModel(rep.report, 'old.rules', 'new.rules');
     assert.equal(v.identical, false);
     assert.match(v.approximations[0]!, /^no change found \(approximate\)/);
-    assert.ok(v.approximations.some((x) => x.startsWith('not explored: ') && x.includes('--length 0:200')));
+    assert.ok(v.approximations.some(x => x.startsWith('not explored: ') && x.includes('--length 0:200')));
   });
 
   it('a rule on a chain reached from several places claims only the packets it changes', () => {
@@ -88,13 +105,19 @@ describe('the diff says "identical" only with proof', () => {
       assert.equal(c.class.extent.protocol, 'tcp', c.class.packet);
     }
     // Both places that reach the chain: packets to the node and packets routed through it.
-    assert.deepEqual(new Set(report.changes.map((c: { new: { disposition: string }[] }) => c.new[0]!.disposition)), new Set(['dropped']));
+    assert.deepEqual(
+      new Set(report.changes.map((c: { new: { disposition: string }[] }) => c.new[0]!.disposition)),
+      new Set(['dropped']),
+    );
     assert.ok(report.changes.some((c: { old: { disposition: string }[] }) => c.old[0]!.disposition === 'rejected'));
   });
 
   it('a new first INPUT rule is reported over its whole range, not one packet', () => {
     const report = JSON.parse(cli('diff', ...pair('input-first-added'), ...NODE, '--json').out[0]!);
-    const ranges = report.changes.map((c: { class: { extent: { src: string; dport: string; sport: string } } }) => `${c.class.extent.src} ${c.class.extent.sport}->${c.class.extent.dport}`);
+    const ranges = report.changes.map(
+      (c: { class: { extent: { src: string; dport: string; sport: string } } }) =>
+        `${c.class.extent.src} ${c.class.extent.sport}->${c.class.extent.dport}`,
+    );
     assert.ok(ranges.includes('198.51.100.0/24 any->22'), ranges.join('; '));
   });
 
@@ -118,18 +141,19 @@ describe('the diff says "identical" only with proof', () => {
       assert.deepEqual([c.old[0]!.masquerade, c.new[0]!.masquerade], [true, false], c.class.packet);
     }
   });
-
 });
 
 describe('representative packets name no real host where the range allows (issue 17)', () => {
   it('takes an outside client from a documentation range inside the class range', () => {
     const head = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n';
     const a = parseIptables(`${head}COMMIT\n`, { file: 'old.rules' });
-    const b = parseIptables(`${head}-A INPUT -s 192.0.0.0/8 -p tcp --dport 22 -j DROP\nCOMMIT\n`, { file: 'new.rules' });
+    const b = parseIptables(`${head}-A INPUT -s 192.0.0.0/8 -p tcp --dport 22 -j DROP\nCOMMIT\n`, {
+      file: 'new.rules',
+    });
     const r = diffRulesets(a, b, { node: { addresses: ['10.0.0.1'] } });
     assert.ok(r.ok);
-    const c = r.report.changes.find((x) => x.class.extent.src === '192.0.0.0/8' && x.class.extent.dst === '10.0.0.1');
-    assert.ok(c, r.report.changes.map((x) => x.class.packet).join('; '));
+    const c = r.report.changes.find(x => x.class.extent.src === '192.0.0.0/8' && x.class.extent.dst === '10.0.0.1');
+    assert.ok(c, r.report.changes.map(x => x.class.packet).join('; '));
     // 192.0.0.1 (the range's second address) is a real host; 192.0.2.10 is RFC 5737 TEST-NET-1.
     assert.match(c.class.packet, /^tcp 192\.0\.2\.10:\d+ -> 10\.0\.0\.1:22/);
   });

@@ -19,14 +19,18 @@ export const checks = [
         await lens.waitFor({ state: 'visible', timeout: 45_000 });
       } catch {
         const seen = await editor.locator('.codelens-decoration').allInnerTexts();
-        throw new CheckFailure(`no CodeLens "${TITLE}" in ${FILE} after 45 s (CodeLens shown: ${seen.filter((t) => t.trim()).length ? clip(seen.join(' | ')) : 'none'})`);
+        throw new CheckFailure(
+          `no CodeLens "${TITLE}" in ${FILE} after 45 s (CodeLens shown: ${seen.filter(t => t.trim()).length ? clip(seen.join(' | ')) : 'none'})`,
+        );
       }
       // It belongs to svc1: below svc1's metadata, above the next Service (svc2), where svc1's port is.
       const top = editor.locator('.view-lines .view-line', { hasText: spaced('name: svc1', { exact: true }) }).first();
       const next = editor.locator('.view-lines .view-line', { hasText: spaced('name: svc2', { exact: true }) }).first();
       const [lensBox, topBox, nextBox] = [await lens.boundingBox(), await top.boundingBox(), await next.boundingBox()];
-      expect(lensBox && topBox && nextBox && topBox.y < lensBox.y && lensBox.y < nextBox.y,
-        `the CodeLens "${TITLE}" is not within Service svc1 (lens at y=${lensBox?.y}, "name: svc1" at y=${topBox?.y}, "name: svc2" at y=${nextBox?.y})`);
+      expect(
+        lensBox && topBox && nextBox && topBox.y < lensBox.y && lensBox.y < nextBox.y,
+        `the CodeLens "${TITLE}" is not within Service svc1 (lens at y=${lensBox?.y}, "name: svc1" at y=${topBox?.y}, "name: svc2" at y=${nextBox?.y})`,
+      );
       await wb.shot('service-codelens', { docs: true });
     },
   },

@@ -31,12 +31,14 @@ async function accept(wb) {
     await wb.page.locator('.tabs-container .tab', { hasText: 'Packet Flow' }).first().waitFor({ timeout: 30_000 });
   } catch {
     const toasts = await wb.page.locator('.notifications-toasts').allInnerTexts();
-    throw new CheckFailure(`no "Packet Flow" tab opened after the trace (notifications: ${clip(toasts.join(' | ')) || 'none'})`);
+    throw new CheckFailure(
+      `no "Packet Flow" tab opened after the trace (notifications: ${clip(toasts.join(' | ')) || 'none'})`,
+    );
   }
   return wb.webviewFrame('#flow', { timeout: 30_000 });
 }
 
-const describe = (c) => (c ? `Ln ${c.line}, Col ${c.column}` : 'no text editor has the focus');
+const describe = c => (c ? `Ln ${c.line}, Col ${c.column}` : 'no text editor has the focus');
 
 async function dumpLines(wb, editor, line) {
   await wb.goToLine(line);
@@ -50,22 +52,35 @@ export const checks = [
     async run(wb, ctx) {
       await wb.closeAllEditors();
       // Room for the dump and the diagram side by side (the screenshots go into the README).
-      if (await wb.page.locator('.part.sidebar').isVisible()) await wb.runCommand('View: Toggle Primary Side Bar Visibility');
+      if (await wb.page.locator('.part.sidebar').isVisible())
+        await wb.runCommand('View: Toggle Primary Side Bar Visibility');
       const editor = await wb.openFile(DUMP);
       // Parsed: the chain CodeLens are there.
-      await editor.locator('.codelens-decoration a:visible', { hasText: /referenced\sby|hook\s/ }).first().waitFor({ timeout: 30_000 });
+      await editor
+        .locator('.codelens-decoration a:visible', { hasText: /referenced\sby|hook\s/ })
+        .first()
+        .waitFor({ timeout: 30_000 });
       await tracePacket(wb, PACKET);
       await wb.shot('trace-packet-input', { docs: true });
       const frame = await accept(wb);
 
       // The diagram: two outcomes, one per endpoint, 50% each, with the DNAT target.
-      const text = await wb.until(async () => {
-        const t = await frame.locator('body').innerText();
-        return /DNAT 10\.10\.4\.12:80/.test(t) ? t : null;
-      }, { timeout: 20_000 }) ?? (await frame.locator('body').innerText());
+      const text =
+        (await wb.until(
+          async () => {
+            const t = await frame.locator('body').innerText();
+            return /DNAT 10\.10\.4\.12:80/.test(t) ? t : null;
+          },
+          { timeout: 20_000 },
+        )) ?? (await frame.locator('body').innerText());
       for (const ep of ['10.10.1.11:80', '10.10.4.12:80']) {
-        const outcome = new RegExp(`50%\\s*forwarded → ${ep.replace(/\./g, '\\.')}[^\\n]*\\(DNAT ${ep.replace(/\./g, '\\.')}\\)`);
-        expect(outcome.test(text), `the diagram has no outcome "50% forwarded → ${ep} … (DNAT ${ep})": ${clip(text, 600)}`);
+        const outcome = new RegExp(
+          `50%\\s*forwarded → ${ep.replace(/\./g, '\\.')}[^\\n]*\\(DNAT ${ep.replace(/\./g, '\\.')}\\)`,
+        );
+        expect(
+          outcome.test(text),
+          `the diagram has no outcome "50% forwarded → ${ep} … (DNAT ${ep})": ${clip(text, 600)}`,
+        );
         expect(text.includes(`DNAT → ${ep}`), `the diagram's path has no rule "DNAT → ${ep}"`);
       }
       expect(/\b2 outcomes\b/.test(text), `the diagram does not say "2 outcomes": ${clip(text, 300)}`);
@@ -76,15 +91,28 @@ export const checks = [
       // The dump: matched rules, missed rules and untouched rules are drawn apart.
       const first = await dumpLines(wb, editor, 61);
       const second = await dumpLines(wb, editor, 96);
-      const at = (n) => [...first, ...second].find((l) => l.line === n);
-      const deco = (n) => at(n)?.decorations.map((d) => d.cls.match(/ced-\S+/)[0]) ?? null;
+      const at = n => [...first, ...second].find(l => l.line === n);
+      const deco = n => at(n)?.decorations.map(d => d.cls.match(/ced-\S+/)[0]) ?? null;
       for (const n of [61, 93, 96, 97, 109, 110]) expect(at(n), `line ${n} of ${DUMP} was not rendered after Ctrl+G`);
       const matched = deco(96);
-      expect(matched.length === 1, `line 96 (the matching KUBE-SERVICES rule) has ${matched.length} trace highlights, expected 1`);
+      expect(
+        matched.length === 1,
+        `line 96 (the matching KUBE-SERVICES rule) has ${matched.length} trace highlights, expected 1`,
+      );
       const bg = at(96).decorations[0].bg;
-      expect(bg && bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent', `line 96's highlight has no background colour (${bg})`);
-      for (const n of [61, 109, 110]) expect(deco(n).includes(matched[0]), `line ${n} (traversed) is not highlighted like line 96 (has ${deco(n).join(', ') || 'nothing'})`);
-      expect(deco(93).length === 1 && deco(93)[0] !== matched[0], `line 93 (evaluated, missed) is not highlighted as missed (has ${deco(93).join(', ') || 'nothing'})`);
+      expect(
+        bg && bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent',
+        `line 96's highlight has no background colour (${bg})`,
+      );
+      for (const n of [61, 109, 110])
+        expect(
+          deco(n).includes(matched[0]),
+          `line ${n} (traversed) is not highlighted like line 96 (has ${deco(n).join(', ') || 'nothing'})`,
+        );
+      expect(
+        deco(93).length === 1 && deco(93)[0] !== matched[0],
+        `line 93 (evaluated, missed) is not highlighted as missed (has ${deco(93).join(', ') || 'nothing'})`,
+      );
       expect(deco(97).length === 0, `line 97 (never reached) is highlighted (${deco(97).join(', ')})`);
       const lens = editor.locator('.codelens-decoration a:visible', { hasText: spaced('✓ matched') }).first();
       await lens.waitFor({ state: 'visible', timeout: 10_000 }).catch(() => {
@@ -103,19 +131,30 @@ export const checks = [
       await wb.focusEditor(DUMP);
       await wb.goToLine(1);
       const before = await wb.until(async () => ((await wb.cursor())?.line === 1 ? 1 : null), { timeout: 5000 });
-      expect(before === 1, `the cursor did not go to line 1 before the click (status bar: ${describe(await wb.cursor())})`);
+      expect(
+        before === 1,
+        `the cursor did not go to line 1 before the click (status bar: ${describe(await wb.cursor())})`,
+      );
       const frame = await wb.webviewFrame('#flow');
       const node = frame.getByText(/#\d+ DNAT → 10\.10\.1\.11:80/).first();
       await node.waitFor({ state: 'visible', timeout: 10_000 });
       await node.click();
-      const pos = await wb.until(async () => {
-        const c = await wb.cursor();
-        return c?.line === 92 ? c : null;
-      }, { timeout: 10_000 });
-      expect(pos, `after a click on "DNAT → 10.10.1.11:80" in the diagram the editor is not at line 92 (status bar: ${describe(await wb.cursor())})`);
-      const current = (await wb.renderedLines(editor)).find((l) => l.current);
-      expect(current?.line === 92 && current.text.includes('DNAT --to-destination 10.10.1.11:80'),
-        `the editor's current line is ${current?.line} ("${clip(current?.text ?? '', 120)}"), not line 92's DNAT to 10.10.1.11:80`);
+      const pos = await wb.until(
+        async () => {
+          const c = await wb.cursor();
+          return c?.line === 92 ? c : null;
+        },
+        { timeout: 10_000 },
+      );
+      expect(
+        pos,
+        `after a click on "DNAT → 10.10.1.11:80" in the diagram the editor is not at line 92 (status bar: ${describe(await wb.cursor())})`,
+      );
+      const current = (await wb.renderedLines(editor)).find(l => l.current);
+      expect(
+        current?.line === 92 && current.text.includes('DNAT --to-destination 10.10.1.11:80'),
+        `the editor's current line is ${current?.line} ("${clip(current?.text ?? '', 120)}"), not line 92's DNAT to 10.10.1.11:80`,
+      );
       await wb.shot('diagram-reveal', { docs: true });
     },
   },

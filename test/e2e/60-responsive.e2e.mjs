@@ -21,10 +21,10 @@ const BIG_PACKET = 'tcp 203.0.113.10 -> 10.96.39.15:80';
 /** The stalls the extension logged after `mark` characters of its log. */
 function stallsSince(ctx, mark) {
   const text = ctx.extensionLog().slice(mark);
-  return [...text.matchAll(/event loop stalled (\d+) ms/g)].map((m) => Number(m[1]));
+  return [...text.matchAll(/event loop stalled (\d+) ms/g)].map(m => Number(m[1]));
 }
 
-const longest = (stalls) => (stalls.length ? Math.max(...stalls) : 0);
+const longest = stalls => (stalls.length ? Math.max(...stalls) : 0);
 
 async function notification(wb, pattern, timeout) {
   const toast = wb.page.locator('.notifications-toasts .notification-toast', { hasText: pattern }).first();
@@ -41,7 +41,10 @@ async function openLarge(wb, relPath) {
   await wb.page.keyboard.press('Control+P');
   await wb.quickInput.waitFor({ state: 'visible', timeout: 20_000 });
   await wb.page.keyboard.type(relPath);
-  await wb.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor({ timeout: 20_000 });
+  await wb.page
+    .locator('.quick-input-list .monaco-list-row.focused', { hasText: name })
+    .first()
+    .waitFor({ timeout: 20_000 });
   await wb.page.keyboard.press('Enter');
   const editor = wb.editorFor(relPath);
   const lines = editor.locator('.view-lines .view-line').first();
@@ -70,7 +73,9 @@ export const checks = [
       const editor = await openLarge(wb, BIG);
       const opened = Date.now() - t0;
       // Hover a Service chain declaration on the first screen while the dump is parsed and validated.
-      const decl = editor.locator('.view-lines .view-line', { hasText: /^:KUBE-SVC-/ }).locator('span > span', { hasText: /KUBE-SVC-/ });
+      const decl = editor
+        .locator('.view-lines .view-line', { hasText: /^:KUBE-SVC-/ })
+        .locator('span > span', { hasText: /KUBE-SVC-/ });
       await decl.first().waitFor({ timeout: 30_000 });
       // The editor hides a hover when CodeLens shift the lines under the mouse: hover again until it shows.
       const h0 = Date.now();
@@ -81,13 +86,19 @@ export const checks = [
       }
       const hoverMs = Date.now() - h0;
       expect(hover, 'no hover on a Service chain within 90 s of opening the 320k-rule dump');
-      expect(/referenced by/.test(await hover.innerText()), `the hover does not describe the chain: ${clip(await hover.innerText())}`);
+      expect(
+        /referenced by/.test(await hover.innerText()),
+        `the hover does not describe the chain: ${clip(await hover.innerText())}`,
+      );
       await wb.settle();
       const status = wb.page.locator('.statusbar-item', { hasText: /320,008 rules/ }).first();
       await status.waitFor({ timeout: 60_000 });
       const parsed = Date.now() - t0;
       const afterOpen = ctx.extensionLog().length;
-      expect(/event loop monitor on/.test(ctx.extensionLog()), 'the extension did not turn its event-loop monitor on (PACKETLENS_STALL_LOG)');
+      expect(
+        /event loop monitor on/.test(ctx.extensionLog()),
+        'the extension did not turn its event-loop monitor on (PACKETLENS_STALL_LOG)',
+      );
 
       // A hover after the parse, while the rules are validated: answered from the worker between slices.
       const h1 = Date.now();
@@ -99,23 +110,37 @@ export const checks = [
       const t1 = Date.now();
       await wb.page.keyboard.press('Enter');
       const frame = await wb.webviewFrame('#flow', { timeout: 60_000 });
-      const drawn = await wb.until(async () => {
-        const t = await frame.locator('body').innerText();
-        return /\b10 outcomes\b/.test(t) ? t : null;
-      }, { timeout: 60_000 });
+      const drawn = await wb.until(
+        async () => {
+          const t = await frame.locator('body').innerText();
+          return /\b10 outcomes\b/.test(t) ? t : null;
+        },
+        { timeout: 60_000 },
+      );
       const traceMs = Date.now() - t1;
-      expect(drawn, `the diagram does not show the 10 outcomes of ${BIG_PACKET}: ${clip(await frame.locator('body').innerText())}`);
+      expect(
+        drawn,
+        `the diagram does not show the 10 outcomes of ${BIG_PACKET}: ${clip(await frame.locator('body').innerText())}`,
+      );
       await wb.page.waitForTimeout(1500); // the log reaches its file
-      const openStalls = stallsSince(ctx, mark).slice(0, stallsSince(ctx, mark).length - stallsSince(ctx, afterOpen).length);
+      const openStalls = stallsSince(ctx, mark).slice(
+        0,
+        stallsSince(ctx, mark).length - stallsSince(ctx, afterOpen).length,
+      );
       const laterStalls = stallsSince(ctx, afterOpen);
-      ctx.log(`big dump: opened in ${opened} ms, parsed (status bar) after ${parsed} ms; first hover ${hoverMs} ms, hover while validating ${hover2Ms} ms, trace drawn in ${traceMs} ms; ` +
-        `extension host stalls > 50 ms: idle before ${idle.length} in 5 s (longest ${longest(idle)} ms), while opening ${openStalls.length} (longest ${longest(openStalls)} ms), after the parse ${laterStalls.length} (longest ${longest(laterStalls)} ms): ${laterStalls.join(', ')}`);
+      ctx.log(
+        `big dump: opened in ${opened} ms, parsed (status bar) after ${parsed} ms; first hover ${hoverMs} ms, hover while validating ${hover2Ms} ms, trace drawn in ${traceMs} ms; ` +
+          `extension host stalls > 50 ms: idle before ${idle.length} in 5 s (longest ${longest(idle)} ms), while opening ${openStalls.length} (longest ${longest(openStalls)} ms), after the parse ${laterStalls.length} (longest ${longest(laterStalls)} ms): ${laterStalls.join(', ')}`,
+      );
       expect(hover2Ms < 10_000, `a hover after the parse took ${hover2Ms} ms`);
       // Before the engine workers the parse alone held the extension host 2.3–4.7 s, and the outline of
       // 110k chains 2.4 s. On an idle machine no stall is above 50 ms; on this shared one the scheduler adds
       // its own (the idle figure above), so the bound here is looser than the goal.
       const bound = Math.max(250, 3 * longest(idle));
-      expect(longest(laterStalls) <= bound, `the extension host's event loop stalled ${longest(laterStalls)} ms (bound ${bound} ms) while the 320k-rule dump was validated, hovered and traced (${laterStalls.join(', ')} ms)`);
+      expect(
+        longest(laterStalls) <= bound,
+        `the extension host's event loop stalled ${longest(laterStalls)} ms (bound ${bound} ms) while the 320k-rule dump was validated, hovered and traced (${laterStalls.join(', ')} ms)`,
+      );
       await wb.closeAllEditors();
     },
   },
@@ -125,14 +150,19 @@ export const checks = [
     async run(wb, ctx) {
       await wb.closeAllEditors();
       await wb.openFile(LOOP);
-      await wb.page.locator('.statusbar-item', { hasText: /\b6 rules\b/ }).first().waitFor({ timeout: 30_000 });
+      await wb.page
+        .locator('.statusbar-item', { hasText: /\b6 rules\b/ })
+        .first()
+        .waitFor({ timeout: 30_000 });
       await tracePacket(wb, 'tcp 198.51.100.7 -> 203.0.113.9:80');
       const t0 = Date.now();
       await wb.page.keyboard.press('Enter');
       // Meanwhile another dump opens and its hover answers (its own worker).
       const seed = await wb.openFile(DUMP);
       await wb.goToLine(109);
-      const svc = seed.locator('.view-lines .view-line', { hasText: /^-A\sKUBE-SVC-/ }).locator('span > span', { hasText: /^KUBE-SVC-/ });
+      const svc = seed
+        .locator('.view-lines .view-line', { hasText: /^-A\sKUBE-SVC-/ })
+        .locator('span > span', { hasText: /^KUBE-SVC-/ });
       await wb.hover(svc, 'user chain', { timeout: 20_000 });
       const hoverMs = Date.now() - t0;
       await wb.settle();
@@ -141,14 +171,22 @@ export const checks = [
       try {
         outcome = await Promise.any([
           notification(wb, /loop|did not finish|budget|stopped/i, 30_000),
-          wb.page.locator('.tabs-container .tab', { hasText: 'Packet Flow' }).first().waitFor({ timeout: 30_000 }).then(() => 'the flow diagram'),
+          wb.page
+            .locator('.tabs-container .tab', { hasText: 'Packet Flow' })
+            .first()
+            .waitFor({ timeout: 30_000 })
+            .then(() => 'the flow diagram'),
         ]);
       } catch {
         const toasts = await wb.page.locator('.notifications-toasts').allInnerTexts();
-        throw new CheckFailure(`the trace of the goto loop gave no answer and no message within 30 s (notifications: ${clip(toasts.join(' | ')) || 'none'})`);
+        throw new CheckFailure(
+          `the trace of the goto loop gave no answer and no message within 30 s (notifications: ${clip(toasts.join(' | ')) || 'none'})`,
+        );
       }
       const endedMs = Date.now() - t0;
-      ctx.log(`goto loop: another dump's hover answered ${hoverMs} ms after the trace started; the trace ended after ${endedMs} ms with: ${clip(outcome, 200)}`);
+      ctx.log(
+        `goto loop: another dump's hover answered ${hoverMs} ms after the trace started; the trace ended after ${endedMs} ms with: ${clip(outcome, 200)}`,
+      );
       expect(endedMs < 30_000, `the trace took ${endedMs} ms`);
       if (outcome === 'the flow diagram') {
         // The file has an error the kernel refuses it for (the loop): the diagram and the dump's first
@@ -157,14 +195,22 @@ export const checks = [
         const banner = frame.locator('.file-errors').first();
         await banner.waitFor({ timeout: 15_000 }).catch(() => {});
         const text = (await banner.count()) ? await banner.innerText() : '';
-        expect(/this file has 1 error\b.*; the kernel would refuse it/.test(text), `the diagram does not start with the file's errors: ${clip(text || (await frame.locator('body').innerText()))}`);
+        expect(
+          /this file has 1 error\b.*; the kernel would refuse it/.test(text),
+          `the diagram does not start with the file's errors: ${clip(text || (await frame.locator('body').innerText()))}`,
+        );
         await wb.focusEditor(LOOP);
-        const lens = wb.editorFor(LOOP).locator('.codelens-decoration', { hasText: spaced('this file has 1 error') }).first();
+        const lens = wb
+          .editorFor(LOOP)
+          .locator('.codelens-decoration', { hasText: spaced('this file has 1 error') })
+          .first();
         try {
           await lens.waitFor({ timeout: 15_000 });
         } catch {
           const seen = await wb.editorFor(LOOP).locator('.codelens-decoration').allInnerTexts();
-          throw new CheckFailure(`no CodeLens says the file has 1 error (CodeLens: ${clip(seen.join(' | ')) || 'none'})`);
+          throw new CheckFailure(
+            `no CodeLens says the file has 1 error (CodeLens: ${clip(seen.join(' | ')) || 'none'})`,
+          );
         }
         await wb.shot('goto-loop-file-errors');
       }
@@ -183,7 +229,9 @@ export const checks = [
         await row.waitFor({ timeout: 30_000 });
       } catch {
         const rows = await wb.page.locator('.markers-panel .monaco-list-row').allInnerTexts();
-        throw new CheckFailure(`the Problems panel does not show the port error (rows: ${clip(rows.join(' | ')) || 'none'})`);
+        throw new CheckFailure(
+          `the Problems panel does not show the port error (rows: ${clip(rows.join(' | ')) || 'none'})`,
+        );
       }
       const text = await row.innerText();
       expect(/eighty/.test(text), `the problem does not quote the value: ${clip(text)}`);

@@ -17,11 +17,14 @@ export function expect(condition, message) {
  * lines and CodeLens use U+00A0 between words), for playwright's `hasText`.
  */
 export function spaced(text, { exact = false } = {}) {
-  const body = text.split(' ').map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s');
+  const body = text
+    .split(' ')
+    .map(w => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('\\s');
   return new RegExp(exact ? `^\\s*${body}\\s*$` : body);
 }
 
-const oneLine = (s) => String(s).replace(/\s+/g, ' ').trim();
+const oneLine = s => String(s).replace(/\s+/g, ' ').trim();
 export const clip = (s, n = 300) => {
   const t = oneLine(s);
   return t.length > n ? `${t.slice(0, n)}…` : t;
@@ -119,8 +122,14 @@ export class Workbench {
   /** Clicks the file's editor tab, which puts the keyboard in its editor. */
   async focusEditor(relPath) {
     this.guard();
-    await this.page.locator('.tabs-container .tab', { hasText: path.basename(relPath) }).first().click();
-    await this.editorFor(relPath).locator('.monaco-editor-background, .view-lines').first().waitFor({ timeout: 10_000 });
+    await this.page
+      .locator('.tabs-container .tab', { hasText: path.basename(relPath) })
+      .first()
+      .click();
+    await this.editorFor(relPath)
+      .locator('.monaco-editor-background, .view-lines')
+      .first()
+      .waitFor({ timeout: 10_000 });
   }
 
   /** Ctrl+G to a 1-based line: the cursor goes there and the line is scrolled into view. */
@@ -148,14 +157,21 @@ export class Workbench {
    */
   async renderedLines(editor) {
     this.guard();
-    return editor.evaluate((root) => {
+    return editor.evaluate(root => {
       const byTop = new Map();
       for (const row of root.querySelectorAll('.view-overlays > div')) {
-        byTop.set(row.style.top, [...row.children].map((c) => ({ cls: c.className, bg: getComputedStyle(c).backgroundColor })));
+        byTop.set(
+          row.style.top,
+          [...row.children].map(c => ({ cls: c.className, bg: getComputedStyle(c).backgroundColor })),
+        );
       }
       const textByTop = new Map();
       for (const l of root.querySelectorAll('.view-lines > .view-line')) {
-        const tokens = [...l.querySelectorAll(':scope > span > span')].map((s) => ({ text: s.textContent.replace(/\u00a0/g, ' '), cls: s.className, color: getComputedStyle(s).color }));
+        const tokens = [...l.querySelectorAll(':scope > span > span')].map(s => ({
+          text: s.textContent.replace(/\u00a0/g, ' '),
+          cls: s.className,
+          color: getComputedStyle(s).color,
+        }));
         textByTop.set(l.style.top, { text: l.textContent.replace(/\u00a0/g, ' '), tokens });
       }
       const out = [];
@@ -166,8 +182,8 @@ export class Workbench {
         out.push({
           line: num,
           ...(textByTop.get(row.style.top) ?? { text: '', tokens: [] }),
-          decorations: overlays.filter((o) => /\bced-/.test(o.cls)),
-          current: overlays.some((o) => /\bcurrent-line\b/.test(o.cls)),
+          decorations: overlays.filter(o => /\bced-/.test(o.cls)),
+          current: overlays.some(o => /\bcurrent-line\b/.test(o.cls)),
         });
       }
       return out.sort((a, b) => a.line - b.line);
@@ -207,8 +223,10 @@ export class Workbench {
     try {
       await hover.waitFor({ state: 'visible', timeout: timeout / 2 });
     } catch {
-      const seen = (await this.page.locator('.monaco-hover-content').allInnerTexts()).filter((t) => t.trim());
-      throw new CheckFailure(`no hover containing "${hasText}" appeared (hovers on screen: ${seen.length ? clip(seen.join(' | ')) : 'none'})`);
+      const seen = (await this.page.locator('.monaco-hover-content').allInnerTexts()).filter(t => t.trim());
+      throw new CheckFailure(
+        `no hover containing "${hasText}" appeared (hovers on screen: ${seen.length ? clip(seen.join(' | ')) : 'none'})`,
+      );
     }
     return hover;
   }
@@ -263,7 +281,8 @@ export function injectedElements({ marker, markup }) {
     else if (tag === 'img' && el.getAttribute('src') === 'x') found.push(`<img src="x">`);
     else {
       for (const a of el.getAttributeNames()) {
-        if (/^on/i.test(a) && (el.getAttribute(a) ?? '').includes(marker)) found.push(`<${tag} ${a}="${el.getAttribute(a).slice(0, 60)}">`);
+        if (/^on/i.test(a) && (el.getAttribute(a) ?? '').includes(marker))
+          found.push(`<${tag} ${a}="${el.getAttribute(a).slice(0, 60)}">`);
       }
     }
   }

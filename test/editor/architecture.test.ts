@@ -21,11 +21,16 @@ function files(dir: string, ext = '.ts'): string[] {
 }
 
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
-const imports = (f: string) => [...read(f).matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
+const imports = (f: string) => [...read(f).matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map(m => m[1]!);
 
 describe('extension architecture', () => {
   it('editor logic, the protocol, the engine worker and the linter never import vscode', () => {
-    for (const f of [...files('src/editor'), ...files('src/shared'), ...files('src/worker'), ...files('src/engine/lint')]) {
+    for (const f of [
+      ...files('src/editor'),
+      ...files('src/shared'),
+      ...files('src/worker'),
+      ...files('src/engine/lint'),
+    ]) {
       assert.ok(!imports(f).includes('vscode'), f);
     }
   });
@@ -34,18 +39,34 @@ describe('extension architecture', () => {
     // Two exceptions, one per platform's worker: spawn-node.ts starts the desktop worker (the web bundle
     // has spawn-web.ts in its place, esbuild.mjs) and node-main.ts is the desktop worker's entry.
     const nodeOnly = new Set(['src/vscode/spawn-node.ts', 'src/worker/node-main.ts']);
-    assert.match(read('esbuild.mjs'), /onResolve\(\{ filter: \/\\\/spawn-node\\\.ts\$\/ \}, \(\) => \(\{ path: resolve\('src\/vscode\/spawn-web\.ts'\) \}\)\)/);
-    for (const f of [...files('src/editor'), ...files('src/shared'), ...files('src/vscode'), ...files('src/worker'), 'src/extension.ts', ...files('src/engine/lint')]) {
+    assert.match(
+      read('esbuild.mjs'),
+      /onResolve\(\{ filter: \/\\\/spawn-node\\\.ts\$\/ \}, \(\) => \(\{ path: resolve\('src\/vscode\/spawn-web\.ts'\) \}\)\)/,
+    );
+    for (const f of [
+      ...files('src/editor'),
+      ...files('src/shared'),
+      ...files('src/vscode'),
+      ...files('src/worker'),
+      'src/extension.ts',
+      ...files('src/engine/lint'),
+    ]) {
       if (nodeOnly.has(f)) continue;
       const text = read(f);
-      for (const m of imports(f)) assert.ok(!/^(node:|fs$|path$|os$|child_process$|crypto$)/.test(m), `${f} imports ${m}`);
+      for (const m of imports(f))
+        assert.ok(!/^(node:|fs$|path$|os$|child_process$|crypto$)/.test(m), `${f} imports ${m}`);
       assert.ok(!/\b(process\.|Buffer\.|require\(|__dirname)/.test(text), `${f} uses a Node global`);
     }
   });
 
   it('engine values become editor values in src/vscode/convert.ts only', () => {
-    for (const f of files('src/vscode').filter((x) => !x.endsWith('convert.ts'))) {
-      assert.ok(!/new vscode\.(Range|Position|Location|Diagnostic|DiagnosticRelatedInformation|DocumentSymbol|FoldingRange|TextEdit|MarkdownString)\(/.test(read(f)), f);
+    for (const f of files('src/vscode').filter(x => !x.endsWith('convert.ts'))) {
+      assert.ok(
+        !/new vscode\.(Range|Position|Location|Diagnostic|DiagnosticRelatedInformation|DocumentSymbol|FoldingRange|TextEdit|MarkdownString)\(/.test(
+          read(f),
+        ),
+        f,
+      );
     }
   });
 
@@ -55,7 +76,7 @@ describe('extension architecture', () => {
       for (const m of text.matchAll(/^import\s+(type\s+)?[^;]*from\s+'([^']+)'/gm)) {
         if (m[2]!.includes('src/')) assert.ok(m[1], `${f} imports ${m[2]} at run time`);
       }
-      const usesToolkit = imports(f).some((m) => m.startsWith('@vscode/webview-ui-toolkit'));
+      const usesToolkit = imports(f).some(m => m.startsWith('@vscode/webview-ui-toolkit'));
       assert.equal(usesToolkit, f === 'webview/toolkit.ts', f);
       assert.ok(!/innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(text), `${f} builds HTML from strings`);
     }
@@ -76,10 +97,13 @@ describe('extension architecture', () => {
     const host = read('src/vscode/panel-host.ts');
     assert.match(host, /localResourceRoots: \[webviewRoot\(this\.extensionUri\)\]/);
     assert.match(host, /panel\.webview\.html = panelHtml\(panel\.webview, this\.extensionUri\)/);
-    for (const f of ['src/vscode/diagram-panel.ts', 'src/vscode/diff-panel.ts']) assert.match(read(f), /extends PanelHost\b/, f);
-    for (const f of files('src/vscode').filter((x) => !x.endsWith('panel-host.ts'))) assert.ok(!/createWebviewPanel|webview\.options =/.test(read(f)), f);
+    for (const f of ['src/vscode/diagram-panel.ts', 'src/vscode/diff-panel.ts'])
+      assert.match(read(f), /extends PanelHost\b/, f);
+    for (const f of files('src/vscode').filter(x => !x.endsWith('panel-host.ts')))
+      assert.ok(!/createWebviewPanel|webview\.options =/.test(read(f)), f);
     // Only the shell sets webview HTML: no panel builds it from strings of its own.
-    for (const f of files('src/vscode').filter((x) => !x.endsWith('panel-html.ts'))) assert.ok(!/\.html = `/.test(read(f)), f);
+    for (const f of files('src/vscode').filter(x => !x.endsWith('panel-html.ts')))
+      assert.ok(!/\.html = `/.test(read(f)), f);
   });
 
   it('package.json contributes what the code registers, and activates only on demand', () => {
@@ -87,18 +111,28 @@ describe('extension architecture', () => {
     const contributed = new Set(pkg.contributes.commands.map((c: { command: string }) => c.command));
     const commands = read('src/vscode/commands.ts');
     const block = /export const COMMANDS = \{([^}]*)\}/.exec(commands)![1]!;
-    const registered = [...block.matchAll(/'(packetlens\.[A-Za-z]+)'/g)].map((m) => m[1]!);
+    const registered = [...block.matchAll(/'(packetlens\.[A-Za-z]+)'/g)].map(m => m[1]!);
     assert.deepEqual([...contributed].sort(), registered.sort());
     const extension = read('src/extension.ts') + read('src/vscode/kube-manifests.ts');
-    for (const c of Object.keys(Object.fromEntries(registered.map((r) => [r, 1])))) {
+    for (const c of Object.keys(Object.fromEntries(registered.map(r => [r, 1])))) {
       const key = /(\w+): '([^']+)'/g;
-      const name = [...block.matchAll(key)].find((m) => m[2] === c)![1]!;
-      assert.match(extension, new RegExp(`registerCommand\\(COMMANDS\\.${name}\\b`), `${c} is contributed but never registered`);
+      const name = [...block.matchAll(key)].find(m => m[2] === c)![1]!;
+      assert.match(
+        extension,
+        new RegExp(`registerCommand\\(COMMANDS\\.${name}\\b`),
+        `${c} is contributed but never registered`,
+      );
     }
     // Activation: the contributed languages (YAML only to look for Kubernetes objects, which is cheap), the
     // commands and the two panels' serializers.
-    assert.ok(pkg.activationEvents.every((e: string) => /^onLanguage:(iptables-save|yaml)$|^onCommand:packetlens\.|^onWebviewPanel:packetlens\.(flow|diff)$/.test(e)), pkg.activationEvents.join());
-    for (const c of registered) assert.ok(pkg.activationEvents.includes(`onCommand:${c}`), `no activation event for ${c}`);
+    assert.ok(
+      pkg.activationEvents.every((e: string) =>
+        /^onLanguage:(iptables-save|yaml)$|^onCommand:packetlens\.|^onWebviewPanel:packetlens\.(flow|diff)$/.test(e),
+      ),
+      pkg.activationEvents.join(),
+    );
+    for (const c of registered)
+      assert.ok(pkg.activationEvents.includes(`onCommand:${c}`), `no activation event for ${c}`);
     assert.equal(pkg.main, './dist/extension.js');
     assert.equal(pkg.browser, './dist/web/extension.js');
     assert.equal(pkg.capabilities.untrustedWorkspaces.supported, true);
@@ -106,21 +140,41 @@ describe('extension architecture', () => {
     const lang = pkg.contributes.languages[0];
     assert.deepEqual(lang.extensions, ['.rules', '.iptables', '.ipt']);
     const first = new RegExp(lang.firstLine);
-    for (const l of ['# Generated by iptables-save v1.8.9 on Sat', '# Generated by ip6tables-save v1.8.7', '# Generated by iptables-nft-save v1.8.9', '# Generated by ip6tables-legacy-save v1.8.9']) assert.ok(first.test(l), l);
+    for (const l of [
+      '# Generated by iptables-save v1.8.9 on Sat',
+      '# Generated by ip6tables-save v1.8.7',
+      '# Generated by iptables-nft-save v1.8.9',
+      '# Generated by ip6tables-legacy-save v1.8.9',
+    ])
+      assert.ok(first.test(l), l);
     for (const c of pkg.contributes.colors) assert.ok(!/#/.test(JSON.stringify(c.defaults)), c.id);
   });
 
   it('.vscodeignore is an allow-list', () => {
-    const lines = read('.vscodeignore').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    const lines = read('.vscodeignore')
+      .split('\n')
+      .filter(l => l.trim() && !l.startsWith('#'));
     assert.equal(lines[0], '**');
-    assert.ok(lines.slice(1).every((l) => l.startsWith('!') && !l.includes('**')), lines.join(' '));
-    assert.ok(lines.includes('!dist/extension.js') && lines.includes('!dist/web/extension.js') && lines.includes('!dist/webview/main.js'));
-    assert.ok(lines.includes('!dist/worker.js') && lines.includes('!dist/web/worker.js'), 'the engine workers are shipped');
+    assert.ok(
+      lines.slice(1).every(l => l.startsWith('!') && !l.includes('**')),
+      lines.join(' '),
+    );
+    assert.ok(
+      lines.includes('!dist/extension.js') &&
+        lines.includes('!dist/web/extension.js') &&
+        lines.includes('!dist/webview/main.js'),
+    );
+    assert.ok(
+      lines.includes('!dist/worker.js') && lines.includes('!dist/web/worker.js'),
+      'the engine workers are shipped',
+    );
   });
 
   it('the webview type-checks with the DOM library (webview/tsconfig.json)', () => {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const r = spawnSync(process.execPath, [tsc, '--noEmit', '-p', join(ROOT, 'webview', 'tsconfig.json')], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [tsc, '--noEmit', '-p', join(ROOT, 'webview', 'tsconfig.json')], {
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, r.stdout + r.stderr);
   });
 });

@@ -10,7 +10,14 @@ import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { generateKubeProxyDump } from '../../bench/generate.ts';
 import { DumpStore } from '../../src/vscode/dump-store.ts';
-import { EngineWorker, type SpawnWorker, inProcessPort, isCancelled, loadPieces, stringPieces } from '../../src/worker/client.ts';
+import {
+  EngineWorker,
+  type SpawnWorker,
+  inProcessPort,
+  isCancelled,
+  loadPieces,
+  stringPieces,
+} from '../../src/worker/client.ts';
 import { EngineHost } from '../../src/worker/engine-host.ts';
 import type { EngineRequest } from '../../src/shared/engine-protocol.ts';
 import * as vscode from './fake-vscode/vscode.ts';
@@ -22,7 +29,7 @@ const realWorker: SpawnWorker = (onMessage, onExit) => {
   const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(main)});`, { eval: true });
   let stopped = false;
   w.on('message', onMessage);
-  w.on('exit', (code) => stopped || onExit(`exit ${code}`));
+  w.on('exit', code => stopped || onExit(`exit ${code}`));
   return {
     post: (m, t) => w.postMessage(m, t as ArrayBuffer[]),
     terminate: () => {
@@ -35,12 +42,12 @@ const realWorker: SpawnWorker = (onMessage, onExit) => {
 /** In-process, counting what each worker was asked and how many were stopped; `load` can be held back. */
 function countingSpawn(holdLoad = 0) {
   const stats = { spawned: 0, terminated: 0, methods: [] as string[] };
-  const spawn: SpawnWorker = (onMessage) => {
+  const spawn: SpawnWorker = onMessage => {
     stats.spawned++;
     const host = new EngineHost();
     const port = inProcessPort(async (r: EngineRequest) => {
       stats.methods.push(r.method);
-      if (r.method === 'load' && holdLoad) await new Promise((res) => setTimeout(res, holdLoad));
+      if (r.method === 'load' && holdLoad) await new Promise(res => setTimeout(res, holdLoad));
       return host.handle(r);
     }, onMessage);
     return {
@@ -68,25 +75,53 @@ describe('EngineHost', () => {
     };
     const text = seedText();
     for (const piece of stringPieces(text)) await ask('append', { key: 'd', text: piece });
-    const summary: { ruleCount: number; chainCount: number; empty: string | null } = await ask('load', { key: 'd', file: 'seed.rules', maxBytes: 64 * MB, source: { appended: true } });
+    const summary: { ruleCount: number; chainCount: number; empty: string | null } = await ask('load', {
+      key: 'd',
+      file: 'seed.rules',
+      maxBytes: 64 * MB,
+      source: { appended: true },
+    });
     assert.ok(summary.ruleCount > 50 && summary.empty === null);
     const lines = text.split('\n');
-    const svc = lines.findIndex((l) => l.startsWith(':KUBE-SVC-'));
+    const svc = lines.findIndex(l => l.startsWith(':KUBE-SVC-'));
     const hover: { markdown: string } = await ask('hover', { key: 'd', line: svc, character: 3 });
     assert.match(hover.markdown, /user chain in table `nat`/);
-    const first: { items: { parent: number }[]; total: number } = await ask('outline', { key: 'd', offset: 0, limit: 3, max: 1e6 });
+    const first: { items: { parent: number }[]; total: number } = await ask('outline', {
+      key: 'd',
+      offset: 0,
+      limit: 3,
+      max: 1e6,
+    });
     assert.equal(first.items.length, 3);
     assert.ok(first.total > summary.chainCount, 'tables and chains');
-    const capped: { items: { name: string }[]; total: number } = await ask('outline', { key: 'd', offset: 0, limit: 1e6, max: 10 });
+    const capped: { items: { name: string }[]; total: number } = await ask('outline', {
+      key: 'd',
+      offset: 0,
+      limit: 1e6,
+      max: 10,
+    });
     assert.ok(capped.total < 20, `at most 10 chains and one "more" row per table: ${capped.total} rows`);
-    assert.ok(capped.items.some((r) => /^… \d+ more chains$/.test(r.name)));
-    const lenses: { items: { line: number }[]; total: number } = await ask('chainLenses', { key: 'd', fromLine: 0, toLine: 20, max: 1000 });
-    assert.ok(lenses.items.every((l) => l.line <= 20));
+    assert.ok(capped.items.some(r => /^… \d+ more chains$/.test(r.name)));
+    const lenses: { items: { line: number }[]; total: number } = await ask('chainLenses', {
+      key: 'd',
+      fromLine: 0,
+      toLine: 20,
+      max: 1000,
+    });
+    assert.ok(lenses.items.every(l => l.line <= 20));
     const all: { total: number } = await ask('chainLenses', { key: 'd', fromLine: 0, toLine: 1e9, max: 1000 });
     assert.equal(all.total, summary.chainCount);
-    const trace: { ok: boolean } = await ask('trace', { key: 'd', packet: 'tcp 172.18.0.100:40000 -> 172.18.255.200:80', node: { addresses: ['172.18.0.4'] } });
+    const trace: { ok: boolean } = await ask('trace', {
+      key: 'd',
+      packet: 'tcp 172.18.0.100:40000 -> 172.18.255.200:80',
+      node: { addresses: ['172.18.0.4'] },
+    });
     assert.ok(trace.ok);
-    const r = await host.handle({ id: 99, method: 'hover', params: { key: 'other', line: 0, character: 0 } } as EngineRequest);
+    const r = await host.handle({
+      id: 99,
+      method: 'hover',
+      params: { key: 'other', line: 0, character: 0 },
+    } as EngineRequest);
     assert.equal(r.ok, false, 'a request for a parse it does not hold is an error answer, not an exception');
   });
 });
@@ -108,7 +143,10 @@ describe('EngineWorker (worker_threads)', () => {
     clearInterval(ticker);
     longest = Math.max(longest, performance.now() - last); // the gap since the last tick counts too
     // The store used to parse on this thread: one stall as long as the parse.
-    assert.ok(longest < Math.max(150, took / 3), `this thread stalled ${longest.toFixed(0)} ms during a ${took.toFixed(0)} ms parse`);
+    assert.ok(
+      longest < Math.max(150, took / 3),
+      `this thread stalled ${longest.toFixed(0)} ms during a ${took.toFixed(0)} ms parse`,
+    );
     assert.equal(a.summary.ruleCount, 64_008);
     store.dispose();
   });
@@ -120,13 +158,13 @@ describe('EngineWorker (worker_threads)', () => {
 
     const stale = w.request('load', { key: 'd', file: 'big.rules', maxBytes: 256 * MB, source: { text } });
     const hover = w.request('hover', { key: 'd', line: 3, character: 1 });
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise(r => setTimeout(r, 30));
     const c0 = performance.now();
     w.terminate('the document changed');
-    await assert.rejects(stale, (e) => isCancelled(e));
-    await assert.rejects(hover, (e) => isCancelled(e));
+    await assert.rejects(stale, e => isCancelled(e));
+    await assert.rejects(hover, e => isCancelled(e));
     assert.ok(performance.now() - c0 < 100, 'cancelling does not wait for the parse');
-    await assert.rejects(w.request('hover', { key: 'd', line: 0, character: 0 }), (e) => isCancelled(e));
+    await assert.rejects(w.request('hover', { key: 'd', line: 0, character: 0 }), e => isCancelled(e));
   });
 });
 
@@ -136,7 +174,7 @@ describe('DumpStore over engine workers', () => {
     const store = new DumpStore(() => 64 * MB, spawn);
     const d = doc(seedText());
     const first = store.get(d as never);
-    await new Promise((r) => setTimeout(r, 40)); // the load of version 1 is under way
+    await new Promise(r => setTimeout(r, 40)); // the load of version 1 is under way
     d.edit(`${seedText()}\n# edited\n`);
     store.changed(d as never);
     const a = await first;
@@ -158,7 +196,10 @@ describe('DumpStore over engine workers', () => {
     const v2 = await store.get(d as never);
     assert.equal(v2.version, 2);
     assert.equal(stats.spawned, 1, 'an idle worker parses the next version');
-    await assert.rejects(v1.ask('hover', { line: 0, character: 0 }).then(() => Promise.reject(new Error('x'))), () => true);
+    await assert.rejects(
+      v1.ask('hover', { line: 0, character: 0 }).then(() => Promise.reject(new Error('x'))),
+      () => true,
+    );
     d.edit(`${seedText()}\n# again\n`);
     store.changed(d as never);
     const waiting = store.get(d as never);
@@ -174,7 +215,7 @@ describe('DumpStore over engine workers', () => {
     const text = generateKubeProxyDump(1000, 10);
     const a = await store.get(doc(text) as never);
     assert.equal(a.summary.bytes, text.length, 'the pieces add up to the text');
-    assert.ok(stats.methods.filter((m) => m === 'append').length >= Math.floor(text.length / MB));
+    assert.ok(stats.methods.filter(m => m === 'append').length >= Math.floor(text.length / MB));
     store.dispose();
   });
 });

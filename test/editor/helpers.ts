@@ -15,7 +15,7 @@ export function seedText(): string {
 }
 
 export function lineOf(text: string, needle: string): number {
-  const l = text.split('\n').findIndex((x) => x.includes(needle));
+  const l = text.split('\n').findIndex(x => x.includes(needle));
   if (l < 0) throw new Error(`no line contains ${needle}`);
   return l;
 }
@@ -32,7 +32,8 @@ export function at(text: string, needle: string, word: string, offset = 1): { li
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   const starts = [0];
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  const offset = (p: { line: number; character: number }) => (p.line >= starts.length ? text.length : starts[p.line]! + p.character);
+  const offset = (p: { line: number; character: number }) =>
+    p.line >= starts.length ? text.length : starts[p.line]! + p.character;
   const sorted = [...edits].sort((a, b) => offset(b.range.start) - offset(a.range.start));
   let out = text;
   for (const e of sorted) out = out.slice(0, offset(e.range.start)) + e.newText + out.slice(offset(e.range.end));

@@ -57,7 +57,10 @@ describe('hovers', () => {
   it('an endpoint chain: its endpoint and the share it gets', () => {
     const md = hover(THREE, ':KUBE-SEP-E1', 'KUBE-SEP');
     assert.match(md, /Endpoint `10\.244\.1\.2:53`/);
-    assert.match(md, new RegExp(`Gets 33\\.33% \\(exactly ${p1}/2\\^31\\) of new connections through \`KUBE-SVC-AAAA\``));
+    assert.match(
+      md,
+      new RegExp(`Gets 33\\.33% \\(exactly ${p1}/2\\^31\\) of new connections through \`KUBE-SVC-AAAA\``),
+    );
   });
 
   it('the seed: svc1 splits 50/50 between its two pods', () => {
@@ -92,12 +95,23 @@ describe('hovers', () => {
   });
 
   it('a table and a built-in chain', () => {
-    assert.match(hover(THREE, '*nat', 'nat'), /only the first packet of a connection|Only the first packet of a connection/);
-    assert.match(hover(THREE, ':PREROUTING', 'PREROUTING'), /built-in chain of table `nat` on hook `PREROUTING` \(priority -100\)/);
+    assert.match(
+      hover(THREE, '*nat', 'nat'),
+      /only the first packet of a connection|Only the first packet of a connection/,
+    );
+    assert.match(
+      hover(THREE, ':PREROUTING', 'PREROUTING'),
+      /built-in chain of table `nat` on hook `PREROUTING` \(priority -100\)/,
+    );
   });
 
   it('file text never becomes markup: links, images and HTML in comments are escaped', () => {
-    const evil = dump(['*filter', ':INPUT ACCEPT [0:0]', '-A INPUT -m comment --comment "[x](command:workbench.action.quit) <img src=x> **b**" -j ACCEPT', 'COMMIT']);
+    const evil = dump([
+      '*filter',
+      ':INPUT ACCEPT [0:0]',
+      '-A INPUT -m comment --comment "[x](command:workbench.action.quit) <img src=x> **b**" -j ACCEPT',
+      'COMMIT',
+    ]);
     const md = hover(evil, '-A INPUT', '-m');
     // Outside code spans (which CommonMark shows literally) nothing from the file is left unescaped.
     const outsideCode = md.replace(/`[^`]*`/g, '');

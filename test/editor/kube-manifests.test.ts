@@ -24,9 +24,9 @@ import { ROOT } from '../helpers/fixtures.ts';
 function seedFiles(seed: string): ManifestFile[] {
   const dir = join(ROOT, 'examples', seed);
   return readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
+    .filter(f => /\.ya?ml$/.test(f))
     .sort()
-    .map((f) => ({ file: `file:///ws/${seed}/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
+    .map(f => ({ file: `file:///ws/${seed}/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
 }
 
 function seed(name: string, replace?: (f: ManifestFile) => ManifestFile): ClusterView {
@@ -34,13 +34,13 @@ function seed(name: string, replace?: (f: ManifestFile) => ManifestFile): Cluste
   return new ClusterView(name, replace ? files.map(replace) : files);
 }
 
-const lensTitles = (view: ClusterView) => view.model.servicePorts.map((sp) => portLens(view, sp).title);
+const lensTitles = (view: ClusterView) => view.model.servicePorts.map(sp => portLens(view, sp).title);
 
 /** The hover at the first occurrence of `needle` in `file` (the cursor `offset` characters into it). */
 function hoverAt(view: ClusterView, file: string, needle: string, offset = 1): string {
-  const f = view.files.find((x) => x.file.endsWith(file))!;
+  const f = view.files.find(x => x.file.endsWith(file))!;
   const lines = f.text.split('\n');
-  const line = lines.findIndex((l) => l.includes(needle));
+  const line = lines.findIndex(l => l.includes(needle));
   assert.ok(line >= 0, `no line with ${needle}`);
   const h = manifestHoverAt(view, f.file, new TextLines(f.text), line, lines[line]!.indexOf(needle) + offset);
   assert.ok(h, `no hover at ${needle}`);
@@ -49,7 +49,15 @@ function hoverAt(view: ClusterView, file: string, needle: string, offset = 1): s
 
 /** A cluster written inline: one kind worker and control plane, pods, and the given Service. */
 function inline(service: string, pods: string): ClusterView {
-  const cluster = ['kind: Cluster', 'apiVersion: kind.x-k8s.io/v1alpha4', 'name: t', 'nodes:', '- role: control-plane', '- role: worker', '- role: worker'].join('\n');
+  const cluster = [
+    'kind: Cluster',
+    'apiVersion: kind.x-k8s.io/v1alpha4',
+    'name: t',
+    'nodes:',
+    '- role: control-plane',
+    '- role: worker',
+    '- role: worker',
+  ].join('\n');
   return new ClusterView('t', [
     { file: 'file:///t/cluster.yaml', text: cluster },
     { file: 'file:///t/pods.yaml', text: pods },
@@ -58,17 +66,46 @@ function inline(service: string, pods: string): ClusterView {
 }
 
 function pod(name: string, node: string, ip: string, labels = 'app: web'): string {
-  return ['apiVersion: v1', 'kind: Pod', 'metadata:', `  name: ${name}`, '  labels:', `    ${labels}`, 'spec:', `  nodeName: ${node}`, 'status:', `  podIP: ${ip}`].join('\n');
+  return [
+    'apiVersion: v1',
+    'kind: Pod',
+    'metadata:',
+    `  name: ${name}`,
+    '  labels:',
+    `    ${labels}`,
+    'spec:',
+    `  nodeName: ${node}`,
+    'status:',
+    `  podIP: ${ip}`,
+  ].join('\n');
 }
 
-const CLUSTER_IP_SVC = ['apiVersion: v1', 'kind: Service', 'metadata:', '  name: web', 'spec:', '  selector:', '    app: web', '  ports:', '  - name: http', '    port: 80'].join('\n');
+const CLUSTER_IP_SVC = [
+  'apiVersion: v1',
+  'kind: Service',
+  'metadata:',
+  '  name: web',
+  'spec:',
+  '  selector:',
+  '    app: web',
+  '  ports:',
+  '  - name: http',
+  '    port: 80',
+].join('\n');
 
 describe('manifests: which files make a cluster', () => {
   it('takes YAML with apiVersion and kind, and nothing else', () => {
-    assert.ok(isKubernetesText(seedFiles('seed-003').find((f) => f.file.endsWith('services.yaml'))!.text));
-    assert.ok(isKubernetesText('{\n  "apiVersion": "v1",\n  "kind": "Service",\n  "metadata": {}\n}\n'), 'kubectl get -o json');
+    assert.ok(isKubernetesText(seedFiles('seed-003').find(f => f.file.endsWith('services.yaml'))!.text));
+    assert.ok(
+      isKubernetesText('{\n  "apiVersion": "v1",\n  "kind": "Service",\n  "metadata": {}\n}\n'),
+      'kubectl get -o json',
+    );
     assert.ok(isKubernetesText('apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n'));
-    assert.equal(isKubernetesText('name: CI\non: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n'), false, 'a GitHub workflow');
+    assert.equal(
+      isKubernetesText('name: CI\non: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n'),
+      false,
+      'a GitHub workflow',
+    );
     assert.equal(isKubernetesText('apiVersion: v2\nname: mychart\nversion: 1.0.0\n'), false, "Helm's Chart.yaml");
     assert.equal(isKubernetesText('services:\n  web:\n    image: nginx\n'), false, 'docker-compose');
   });
@@ -77,25 +114,48 @@ describe('manifests: which files make a cluster', () => {
     const kubeDirs = new Set(['/ws/examples/seed-002', '/ws/examples/seed-003', '/ws/k8s', '/ws/k8s/services']);
     assert.equal(clusterRoot('/ws/examples/seed-003/services.yaml', kubeDirs, '/ws'), '/ws/examples/seed-003');
     assert.equal(clusterRoot('/ws/k8s/services/web.yaml', kubeDirs, '/ws'), '/ws/k8s');
-    assert.equal(clusterRoot('/ws/k8s/services/web.yaml', new Set([...kubeDirs, '/ws']), '/ws'), '/ws', 'never above the workspace folder');
-    assert.deepEqual(clusterRoots(['/ws/examples/seed-002/app-x.yaml', '/ws/examples/seed-003/services.yaml', '/ws/examples/seed-003/nodes.yaml', '/ws/k8s/a.yaml', '/ws/k8s/services/b.yaml'], '/ws'), ['/ws/examples/seed-002', '/ws/examples/seed-003', '/ws/k8s']);
+    assert.equal(
+      clusterRoot('/ws/k8s/services/web.yaml', new Set([...kubeDirs, '/ws']), '/ws'),
+      '/ws',
+      'never above the workspace folder',
+    );
+    assert.deepEqual(
+      clusterRoots(
+        [
+          '/ws/examples/seed-002/app-x.yaml',
+          '/ws/examples/seed-003/services.yaml',
+          '/ws/examples/seed-003/nodes.yaml',
+          '/ws/k8s/a.yaml',
+          '/ws/k8s/services/b.yaml',
+        ],
+        '/ws',
+      ),
+      ['/ws/examples/seed-002', '/ws/examples/seed-003', '/ws/k8s'],
+    );
   });
 });
 
 describe('manifests: CodeLens above each Service port', () => {
   it('seed 003: each LoadBalancer address reaches webpod1 and webpod2 with exactly 1/2 each', () => {
     const view = seed('seed-003');
-    assert.deepEqual(lensTitles(view), ['▶ tcp 172.18.255.200:80 → webpod1 50% · webpod2 50%', '▶ tcp 172.18.255.201:80 → webpod1 50% · webpod2 50%', '▶ tcp 172.18.255.202:80 → webpod1 50% · webpod2 50%']);
+    assert.deepEqual(lensTitles(view), [
+      '▶ tcp 172.18.255.200:80 → webpod1 50% · webpod2 50%',
+      '▶ tcp 172.18.255.201:80 → webpod1 50% · webpod2 50%',
+      '▶ tcp 172.18.255.202:80 → webpod1 50% · webpod2 50%',
+    ]);
     const lens = portLens(view, view.model.servicePorts[0]!);
     assert.equal(lens.packet, 'tcp 172.18.0.100 -> 172.18.255.200:80');
     assert.match(lens.tooltip, /webpod1: 50% \(exactly 1\/2\) → 10\.10\.4\.12:80 on myk8s-worker/);
     assert.match(lens.tooltip, /outside client \(172\.18\.0\.100\) → myk8s-worker \(172\.18\.0\.4\)/);
-    assert.match(lens.tooltip, /172\.18\.255\.200 is predicted: MetalLB assigns the first free address of pool my-ippool/);
+    assert.match(
+      lens.tooltip,
+      /172\.18\.255\.200 is predicted: MetalLB assigns the first free address of pool my-ippool/,
+    );
   });
 
   it('sits on the line of its port', () => {
     const view = seed('seed-003');
-    const text = view.files.find((f) => f.file.endsWith('services.yaml'))!.text.split('\n');
+    const text = view.files.find(f => f.file.endsWith('services.yaml'))!.text.split('\n');
     assert.equal(text[view.model.servicePorts[1]!.loc.range.start.line], '  - name: svc2-webport');
   });
 
@@ -122,8 +182,12 @@ describe('manifests: CodeLens above each Service port', () => {
     assert.match(nft.modeNote!, /nftables mode is not modelled/);
   });
 
-  it('three endpoints: the kernel shares of kube-proxy\'s 0.3333333333 and 0.5 rules, exactly', () => {
-    const pods = [pod('a', 't-worker', '10.244.1.2'), pod('b', 't-worker', '10.244.1.3'), pod('c', 't-worker2', '10.244.2.2')].join('\n---\n');
+  it("three endpoints: the kernel shares of kube-proxy's 0.3333333333 and 0.5 rules, exactly", () => {
+    const pods = [
+      pod('a', 't-worker', '10.244.1.2'),
+      pod('b', 't-worker', '10.244.1.3'),
+      pod('c', 't-worker2', '10.244.2.2'),
+    ].join('\n---\n');
     const view = inline(CLUSTER_IP_SVC, pods);
     const lens = portLens(view, view.model.servicePorts[0]!);
     assert.equal(lens.title, '▶ tcp 10.96.0.11:80 → a 33.33% · b 33.33% · c 33.33%');
@@ -134,7 +198,17 @@ describe('manifests: CodeLens above each Service port', () => {
   });
 
   it('externalTrafficPolicy Local: MetalLB announces from a node with an endpoint, which keeps it local', () => {
-    const view = seed('seed-003', (f) => (f.file.endsWith('services.yaml') ? { ...f, text: f.text.replace('  type: LoadBalancer\n---', '  type: LoadBalancer\n  externalTrafficPolicy: Local\n---') } : f));
+    const view = seed('seed-003', f =>
+      f.file.endsWith('services.yaml')
+        ? {
+            ...f,
+            text: f.text.replace(
+              '  type: LoadBalancer\n---',
+              '  type: LoadBalancer\n  externalTrafficPolicy: Local\n---',
+            ),
+          }
+        : f,
+    );
     assert.equal(view.model.services[0]!.externalTrafficPolicy, 'Local');
     // Speakers for .200 in sha256 order are myk8s-worker, myk8s-worker2, myk8s-worker3 (README); only the
     // first two have an endpoint, and myk8s-worker's is webpod1.
@@ -150,32 +224,63 @@ describe('manifests: CodeLens above each Service port', () => {
 describe('manifests: hovers', () => {
   it('a Service: addresses with what is predicted and why, endpoints with exact shares, its chains', () => {
     const view = seed('seed-003');
-    for (const [needle, offset] of [['kind: Service', 2], ['name: svc1', 8]] as const) {
+    for (const [needle, offset] of [
+      ['kind: Service', 2],
+      ['name: svc1', 8],
+    ] as const) {
       const md = hoverAt(view, 'services.yaml', needle, offset);
       assert.match(md, /\*\*Service `default\/svc1`\*\* — LoadBalancer · kube-proxy iptables mode/);
-      assert.match(md, /\| ClusterIP \| `10\.200\.1\.11:80` \| \*predicted\*: the apiserver allocates from the service CIDR 10\\\.200\\\.1\\\.0\/24/);
-      assert.match(md, /\| LoadBalancer IP \| `172\.18\.255\.200:80` \| \*predicted\*: MetalLB assigns .* · announced by \*\*myk8s\\-worker\*\* \(MetalLB L2\)/);
+      assert.match(
+        md,
+        /\| ClusterIP \| `10\.200\.1\.11:80` \| \*predicted\*: the apiserver allocates from the service CIDR 10\\\.200\\\.1\\\.0\/24/,
+      );
+      assert.match(
+        md,
+        /\| LoadBalancer IP \| `172\.18\.255\.200:80` \| \*predicted\*: MetalLB assigns .* · announced by \*\*myk8s\\-worker\*\* \(MetalLB L2\)/,
+      );
       assert.match(md, /\| NodePort \| `30000` on every node/);
       assert.match(md, /\| `10\.10\.1\.11:80` \| webpod2 \| myk8s\\-worker2 \| 50% \| 1\/2 \|/);
       assert.match(md, /\| `10\.10\.4\.12:80` \| webpod1 \| myk8s\\-worker \| 50% \| 1\/2 \|/);
-      assert.match(md, /`KUBE-SVC-DLGPAL4ZCYSJ7UPR` \(all endpoints\) · `KUBE-EXT-DLGPAL4ZCYSJ7UPR` \(external traffic\) · `KUBE-SEP-ZNBEHD3XV5ZTBRAT` \(10\\\.10\\\.1\\\.11:80\) · `KUBE-SEP-W6APR3NU75YJK7VG`/);
+      assert.match(
+        md,
+        /`KUBE-SVC-DLGPAL4ZCYSJ7UPR` \(all endpoints\) · `KUBE-EXT-DLGPAL4ZCYSJ7UPR` \(external traffic\) · `KUBE-SEP-ZNBEHD3XV5ZTBRAT` \(10\\\.10\\\.1\\\.11:80\) · `KUBE-SEP-W6APR3NU75YJK7VG`/,
+      );
     }
   });
 
   it('type: where the Service is reachable, and which node announces its address', () => {
     const md = hoverAt(seed('seed-003'), 'services.yaml', 'type: LoadBalancer');
-    assert.match(md, /ClusterIP `10\.200\.1\.11:80` \(\*predicted\*\), at a NodePort on every node \(`30000`\), and at its load-balancer address/);
+    assert.match(
+      md,
+      /ClusterIP `10\.200\.1\.11:80` \(\*predicted\*\), at a NodePort on every node \(`30000`\), and at its load-balancer address/,
+    );
     assert.match(md, /\*\*myk8s\\-worker\*\* answers ARP for it/);
   });
 
   it('selector: the pods it matches, or that it matches nothing', () => {
-    assert.match(hoverAt(seed('seed-003'), 'services.yaml', 'selector:'), /`app=webpod` matches 2 pods in namespace `default`: `webpod1` \(10\\\.10\\\.4\\\.12, myk8s\\-worker, ready\), `webpod2`/);
+    assert.match(
+      hoverAt(seed('seed-003'), 'services.yaml', 'selector:'),
+      /`app=webpod` matches 2 pods in namespace `default`: `webpod1` \(10\\\.10\\\.4\\\.12, myk8s\\-worker, ready\), `webpod2`/,
+    );
     const none = inline(CLUSTER_IP_SVC, pod('a', 't-worker', '10.244.1.2', 'app: other'));
-    assert.match(hoverAt(none, 'svc.yaml', 'selector:'), /`app=web` matches no pod in namespace `default` in these manifests: the Service has no endpoints, and kube-proxy rejects its traffic/);
+    assert.match(
+      hoverAt(none, 'svc.yaml', 'selector:'),
+      /`app=web` matches no pod in namespace `default` in these manifests: the Service has no endpoints, and kube-proxy rejects its traffic/,
+    );
   });
 
   it('externalTrafficPolicy and internalTrafficPolicy: which nodes have ready endpoints', () => {
-    const view = seed('seed-003', (f) => (f.file.endsWith('services.yaml') ? { ...f, text: f.text.replace('  type: LoadBalancer\n---', '  type: LoadBalancer\n  externalTrafficPolicy: Local\n  internalTrafficPolicy: Local\n---') } : f));
+    const view = seed('seed-003', f =>
+      f.file.endsWith('services.yaml')
+        ? {
+            ...f,
+            text: f.text.replace(
+              '  type: LoadBalancer\n---',
+              '  type: LoadBalancer\n  externalTrafficPolicy: Local\n  internalTrafficPolicy: Local\n---',
+            ),
+          }
+        : f,
+    );
     const etp = hoverAt(view, 'services.yaml', 'externalTrafficPolicy');
     assert.match(etp, /\*\*Local\*\*: external traffic goes only to endpoints on the node that receives it/);
     assert.match(etp, /Nodes with a ready endpoint: `myk8s-worker2` \(webpod2\), `myk8s-worker` \(webpod1\)/);
@@ -193,9 +298,15 @@ describe('manifests: hovers', () => {
   });
 
   it('sessionAffinity: the recent rules and the timeout', () => {
-    const svc = CLUSTER_IP_SVC.replace('spec:\n', 'spec:\n  sessionAffinity: ClientIP\n  sessionAffinityConfig:\n    clientIP:\n      timeoutSeconds: 600\n');
+    const svc = CLUSTER_IP_SVC.replace(
+      'spec:\n',
+      'spec:\n  sessionAffinity: ClientIP\n  sessionAffinityConfig:\n    clientIP:\n      timeoutSeconds: 600\n',
+    );
     const md = hoverAt(inline(svc, pod('a', 't-worker', '10.244.1.2')), 'svc.yaml', 'sessionAffinity');
-    assert.match(md, /\*\*ClientIP\*\*: a client's connections stick to the endpoint its first connection reached, for 600 s/);
+    assert.match(
+      md,
+      /\*\*ClientIP\*\*: a client's connections stick to the endpoint its first connection reached, for 600 s/,
+    );
     assert.match(md, /`-m recent --rcheck --seconds 600 --reap` rule per endpoint first in `KUBE-SVC-/);
   });
 
@@ -211,9 +322,13 @@ describe('manifests: hovers', () => {
 describe('manifests: kube-proxy rules for a node', () => {
   it('the node quick pick lists the nodes with their addresses and roles', () => {
     assert.deepEqual(
-      nodePicks(seed('seed-003')).map((p) => [p.label, p.description, p.detail]),
+      nodePicks(seed('seed-003')).map(p => [p.label, p.description, p.detail]),
       [
-        ['myk8s-control-plane', '172.18.0.2', 'control plane · excluded from load balancers · 0 pods · pod CIDR 10.10.0.0/24'],
+        [
+          'myk8s-control-plane',
+          '172.18.0.2',
+          'control plane · excluded from load balancers · 0 pods · pod CIDR 10.10.0.0/24',
+        ],
         ['myk8s-worker', '172.18.0.4', 'worker · 1 pod: webpod1 · pod CIDR 10.10.4.0/24'],
         ['myk8s-worker2', '172.18.0.5', 'worker · 1 pod: webpod2 · pod CIDR 10.10.1.0/24'],
         ['myk8s-worker3', '172.18.0.3', 'worker · 0 pods · pod CIDR 10.10.2.0/24'],
@@ -224,14 +339,23 @@ describe('manifests: kube-proxy rules for a node', () => {
   it("the dump: kube-proxy's chains for svc1, every prediction in the header, the rules a trace runs through", () => {
     const view = seed('seed-003');
     const d = nodeDump(view, 'myk8s-worker');
-    assert.match(d.text, /^# kube-proxy v1\.31 iptables mode on node myk8s-worker \(172\.18\.0\.4\), synthesized by packetlens from the manifests of seed-003\n/);
+    assert.match(
+      d.text,
+      /^# kube-proxy v1\.31 iptables mode on node myk8s-worker \(172\.18\.0\.4\), synthesized by packetlens from the manifests of seed-003\n/,
+    );
     assert.match(d.text, /\n# predicted: Service default\/svc1 loadBalancer IP = 172\.18\.255\.200 \(MetalLB assigns/);
     assert.match(d.text, /\n:KUBE-SVC-DLGPAL4ZCYSJ7UPR - \[0:0\]\n/);
-    assert.match(d.text, /\n-A KUBE-SVC-DLGPAL4ZCYSJ7UPR -m comment --comment "default\/svc1:svc1-webport -> 10\.10\.1\.11:80" -m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-ZNBEHD3XV5ZTBRAT\n/);
+    assert.match(
+      d.text,
+      /\n-A KUBE-SVC-DLGPAL4ZCYSJ7UPR -m comment --comment "default\/svc1:svc1-webport -> 10\.10\.1\.11:80" -m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-ZNBEHD3XV5ZTBRAT\n/,
+    );
     assert.equal(d.text.split('\n').slice(d.headerLines).join('\n'), d.rules);
     const lines = d.text.split('\n').slice(0, d.headerLines);
-    assert.ok(lines.every((l) => l.startsWith('#')), 'the header is comments only');
-    assert.equal(lines.filter((l) => l.startsWith('# predicted: ')).length, view.model.predictions.length);
+    assert.ok(
+      lines.every(l => l.startsWith('#')),
+      'the header is comments only',
+    );
+    assert.equal(lines.filter(l => l.startsWith('# predicted: ')).length, view.model.predictions.length);
   });
 
   it('IPVS mode: ipvsadm, ipset and kube-ipvs0 in the header, then the iptables rules', () => {
@@ -251,10 +375,26 @@ describe('manifests: Trace Packet end to end', () => {
     const view = seed('seed-003');
     const r = runManifestTrace(view, 'tcp 172.18.0.100 -> 172.18.255.200:80');
     assert.ok(r.ok, r.ok ? '' : r.error);
-    assert.deepEqual(r.diagram.route.map((h) => [h.kind, h.name, h.address]), [['client', 'outside client', '172.18.0.100'], ['node', 'myk8s-worker', '172.18.0.4']]);
+    assert.deepEqual(
+      r.diagram.route.map(h => [h.kind, h.name, h.address]),
+      [
+        ['client', 'outside client', '172.18.0.100'],
+        ['node', 'myk8s-worker', '172.18.0.4'],
+      ],
+    );
     assert.match(r.diagram.route[1]!.reason, /^MetalLB L2: speakers for pool my-ippool/);
-    assert.deepEqual(r.diagram.outcomes.map((o) => o.percent), ['50%', '50%']);
-    assert.ok(r.diagram.outcomes.some((o) => /^node myk8s-worker2 172\.18\.0\.5 → pod default\/webpod2 10\.10\.1\.11:80 \(source seen 172\.18\.0\.4/.test(o.reaches ?? '')), JSON.stringify(r.diagram.outcomes));
+    assert.deepEqual(
+      r.diagram.outcomes.map(o => o.percent),
+      ['50%', '50%'],
+    );
+    assert.ok(
+      r.diagram.outcomes.some(o =>
+        /^node myk8s-worker2 172\.18\.0\.5 → pod default\/webpod2 10\.10\.1\.11:80 \(source seen 172\.18\.0\.4/.test(
+          o.reaches ?? '',
+        ),
+      ),
+      JSON.stringify(r.diagram.outcomes),
+    );
     // Every drawn rule points at its line in the document "Show kube-proxy Rules" shows for the node.
     const doc = r.dump.text.split('\n');
     const rules: { label: string; detail: string | null; line: number | null }[] = [];
@@ -265,19 +405,37 @@ describe('manifests: Trace Packet end to end', () => {
     walk(r.diagram.flow);
     assert.ok(rules.length > 5);
     for (const n of rules) {
-      assert.ok(doc[n.line!]!.startsWith(`-A ${n.detail!.split(' ')[1]} `), `${n.label} → line ${n.line}: ${doc[n.line!]}`);
+      assert.ok(
+        doc[n.line!]!.startsWith(`-A ${n.detail!.split(' ')[1]} `),
+        `${n.label} → line ${n.line}: ${doc[n.line!]}`,
+      );
       assert.ok(n.detail!.endsWith(` · line ${n.line! + 1}`), `${n.label}: ${n.detail} names the document's line`);
     }
     assert.equal(r.dump.text, nodeDump(view, 'myk8s-worker').text);
   });
 
   it('says clearly when there is nothing to trace', () => {
-    const noServices = new ClusterView('x', seedFiles('seed-003').filter((f) => !f.file.endsWith('services.yaml')));
-    assert.match(nothingToTrace(noServices)!, /^Nothing to trace: the manifests of x define no Service port\. Add a Service/);
+    const noServices = new ClusterView(
+      'x',
+      seedFiles('seed-003').filter(f => !f.file.endsWith('services.yaml')),
+    );
+    assert.match(
+      nothingToTrace(noServices)!,
+      /^Nothing to trace: the manifests of x define no Service port\. Add a Service/,
+    );
     // Without Node objects the nodes the pods name are predicted (issue 11): there is something to trace.
-    const noNodes = new ClusterView('y', seedFiles('seed-003').filter((f) => f.file.endsWith('services.yaml') || f.file.endsWith('webpods.yaml')));
+    const noNodes = new ClusterView(
+      'y',
+      seedFiles('seed-003').filter(f => f.file.endsWith('services.yaml') || f.file.endsWith('webpods.yaml')),
+    );
     assert.equal(nothingToTrace(noNodes), null);
-    assert.deepEqual(noNodes.model.nodes.map((n) => [n.name, n.predicted]), [['myk8s-worker', true], ['myk8s-worker2', true]]);
+    assert.deepEqual(
+      noNodes.model.nodes.map(n => [n.name, n.predicted]),
+      [
+        ['myk8s-worker', true],
+        ['myk8s-worker2', true],
+      ],
+    );
     const bad = runManifestTrace(seed('seed-003'), 'tcp 172.18.0.100 -> 172.18.255.200');
     assert.ok(!bad.ok && /needs a destination port/.test(bad.error));
     // No Service there: the node that receives it cannot be told.
@@ -287,10 +445,16 @@ describe('manifests: Trace Packet end to end', () => {
 
   it('suggests each Service port from outside and from inside', () => {
     const s = manifestSuggestions(seed('seed-003'));
-    assert.deepEqual(s.slice(0, 2).map((x) => [x.text, x.label]), [
-      ['tcp 172.18.0.100 -> 172.18.255.200:80', 'default/svc1:svc1-webport LoadBalancer IP'],
-      ['tcp 172.18.0.4 -> 10.200.1.11:80', 'default/svc1:svc1-webport ClusterIP from a process on myk8s-worker'],
-    ]);
-    assert.deepEqual(manifestSuggestions(seed('seed-003'), 'tcp 172.18.0.100 -> 172.18.255.202').map((x) => x.text), ['tcp 172.18.0.100 -> 172.18.255.202:80']);
+    assert.deepEqual(
+      s.slice(0, 2).map(x => [x.text, x.label]),
+      [
+        ['tcp 172.18.0.100 -> 172.18.255.200:80', 'default/svc1:svc1-webport LoadBalancer IP'],
+        ['tcp 172.18.0.4 -> 10.200.1.11:80', 'default/svc1:svc1-webport ClusterIP from a process on myk8s-worker'],
+      ],
+    );
+    assert.deepEqual(
+      manifestSuggestions(seed('seed-003'), 'tcp 172.18.0.100 -> 172.18.255.202').map(x => x.text),
+      ['tcp 172.18.0.100 -> 172.18.255.202:80'],
+    );
   });
 });

@@ -23,18 +23,21 @@ spec:
 const model = (text: string) => buildClusterModel(readManifests([{ file: FILE, text }]));
 
 describe('ManifestDiagnostics', () => {
-  it('publishes the cluster model\'s problems on their files, and clears a file once fixed', () => {
+  it("publishes the cluster model's problems on their files, and clears a file once fixed", () => {
     const md = new ManifestDiagnostics(() => 100);
     const collection = vscode.collections[vscode.collections.length - 1]!;
     md.publish('file:///w/app', [FILE], model(service('"eighty"')).diagnostics);
     const shown = collection.entries.get(FILE) ?? [];
-    const port = shown.find((d) => d.message.includes('eighty'));
-    assert.ok(port, `no diagnostic about "eighty": ${shown.map((d) => d.message).join('; ')}`);
+    const port = shown.find(d => d.message.includes('eighty'));
+    assert.ok(port, `no diagnostic about "eighty": ${shown.map(d => d.message).join('; ')}`);
     assert.equal(port.severity, vscode.DiagnosticSeverity.Error);
     assert.equal(port.range.start.line, 7);
     assert.equal(port.source, 'packetlens');
     md.publish('file:///w/app', [FILE], model(service('80')).diagnostics);
-    assert.ok(!(collection.entries.get(FILE) ?? []).some((d) => d.message.includes('eighty')), 'the fixed file still shows the port error');
+    assert.ok(
+      !(collection.entries.get(FILE) ?? []).some(d => d.message.includes('eighty')),
+      'the fixed file still shows the port error',
+    );
     md.publish('file:///w/app', [], []);
     assert.equal(collection.entries.has(FILE), false, 'a file no longer in the cluster still shows problems');
     md.dispose();

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chainTokensOnLine } from '../../src/editor/chain-tokens.ts';
-import { chainAt, definitionOf, invalidChainName, prepareRename, referencesOf, renameChain } from '../../src/editor/navigation.ts';
+import {
+  chainAt,
+  definitionOf,
+  invalidChainName,
+  prepareRename,
+  referencesOf,
+  renameChain,
+} from '../../src/editor/navigation.ts';
 import { parseIptables } from '../../src/engine/api.ts';
 import { analyze, applyEdits, at, dump, lineOf, seedText } from './helpers.ts';
 
@@ -25,9 +32,21 @@ const HAND = dump([
 
 describe('chain names on a line', () => {
   it('finds declarations, command arguments and -j/-g targets, not words in comments', () => {
-    assert.deepEqual(chainTokensOnLine(':KUBE-SVC-X - [0:0]').map((t) => [t.name, t.role, t.start]), [['KUBE-SVC-X', 'declaration', 1]]);
-    assert.deepEqual(chainTokensOnLine('[3:180] -A INPUT -m comment --comment "-j FAKE" -j WEB').map((t) => [t.name, t.role]), [['INPUT', 'command'], ['WEB', 'target']]);
-    assert.deepEqual(chainTokensOnLine('-E OLD NEW').map((t) => t.name), ['OLD', 'NEW']);
+    assert.deepEqual(
+      chainTokensOnLine(':KUBE-SVC-X - [0:0]').map(t => [t.name, t.role, t.start]),
+      [['KUBE-SVC-X', 'declaration', 1]],
+    );
+    assert.deepEqual(
+      chainTokensOnLine('[3:180] -A INPUT -m comment --comment "-j FAKE" -j WEB').map(t => [t.name, t.role]),
+      [
+        ['INPUT', 'command'],
+        ['WEB', 'target'],
+      ],
+    );
+    assert.deepEqual(
+      chainTokensOnLine('-E OLD NEW').map(t => t.name),
+      ['OLD', 'NEW'],
+    );
     assert.deepEqual(chainTokensOnLine('# -A INPUT -j X'), []);
   });
 });
@@ -50,7 +69,7 @@ describe('definition, references and rename', () => {
 
   it('lists every occurrence in the section, with or without the declaration', () => {
     const a = chainAt(idx, 4, 2)!;
-    const lines = (incl: boolean) => referencesOf(idx, a, incl).map((r) => `${r.start.line}:${r.start.character}`);
+    const lines = (incl: boolean) => referencesOf(idx, a, incl).map(r => `${r.start.line}:${r.start.character}`);
     const src = HAND.split('\n');
     const jump = `5:${src[5]!.lastIndexOf('WEB')}`;
     const go = `6:${src[6]!.lastIndexOf('WEB')}`;
@@ -91,7 +110,11 @@ describe('definition, references and rename', () => {
     const sidx = analyze(seed);
     const pos = at(seed, ':KUBE-SEP-ZNBEHD3XV5ZTBRAT', 'KUBE-SEP');
     const a = chainAt(sidx, pos.line, pos.character)!;
-    const refs = referencesOf(sidx, a, false).map((r) => r.start.line);
-    assert.deepEqual(refs, [lineOf(seed, '-A KUBE-SEP-ZNBEHD3XV5ZTBRAT -s'), lineOf(seed, '-A KUBE-SEP-ZNBEHD3XV5ZTBRAT -p'), lineOf(seed, '-j KUBE-SEP-ZNBEHD3XV5ZTBRAT')]);
+    const refs = referencesOf(sidx, a, false).map(r => r.start.line);
+    assert.deepEqual(refs, [
+      lineOf(seed, '-A KUBE-SEP-ZNBEHD3XV5ZTBRAT -s'),
+      lineOf(seed, '-A KUBE-SEP-ZNBEHD3XV5ZTBRAT -p'),
+      lineOf(seed, '-j KUBE-SEP-ZNBEHD3XV5ZTBRAT'),
+    ]);
   });
 });

@@ -16,7 +16,7 @@ const handlers = { reveal() {}, retrace() {}, restore() {}, openSettings() {} };
 const model = { title: 't' } as never;
 
 describe('PanelHost', () => {
-  it('releases a closed flow-diagram panel\'s listeners, however often it is re-opened', () => {
+  it("releases a closed flow-diagram panel's listeners, however often it is re-opened", () => {
     const host = new DiagramPanel(vscode.Uri.file('/ext') as never, handlers);
     const from = vscode.created.length;
     for (let i = 0; i < 5; i++) {
@@ -44,7 +44,10 @@ describe('PanelHost', () => {
 
   it('still routes messages of the open panel after re-opening', () => {
     const got: number[] = [];
-    const host = new DiagramPanel(vscode.Uri.file('/ext') as never, { ...handlers, reveal: (_u: unknown, line: number) => got.push(line) } as never);
+    const host = new DiagramPanel(
+      vscode.Uri.file('/ext') as never,
+      { ...handlers, reveal: (_u: unknown, line: number) => got.push(line) } as never,
+    );
     host.show(model, vscode.Uri.file('/a.rules') as never, false, 'dump');
     vscode.created[vscode.created.length - 1]!.dispose();
     host.show(model, vscode.Uri.file('/a.rules') as never, false, 'dump');

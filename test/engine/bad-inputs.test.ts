@@ -36,9 +36,15 @@ describe('bad inputs in the CLI', () => {
     const f = join(BAD, 'five-errors.rules');
     const r = timedCli('trace', f, ...PACKET);
     assert.equal(r.code, 0);
-    assert.match(r.out[0]!, /^⚠ this file has 5 errors; the kernel would refuse it \(iptables-restore loads none of it\); results assume the file as packetlens could read it, ignoring what it could not/);
+    assert.match(
+      r.out[0]!,
+      /^⚠ this file has 5 errors; the kernel would refuse it \(iptables-restore loads none of it\); results assume the file as packetlens could read it, ignoring what it could not/,
+    );
     assert.match(r.out[0]!, /line 9: unknown option '--dprot'/);
-    assert.ok(r.out.some((l) => /filter INPUT\s+#3\s+line 9\s+ACCEPT\s+⚠ this line has an error/.test(l)), r.text);
+    assert.ok(
+      r.out.some(l => /filter INPUT\s+#3\s+line 9\s+ACCEPT\s+⚠ this line has an error/.test(l)),
+      r.text,
+    );
     const json = JSON.parse(timedCli('trace', f, ...PACKET, '--json').out[0]!);
     assert.equal(json.fileErrors.count, 5);
     assert.deepEqual(json.fileErrors.lines, [6, 9, 10, 11, 12]);
@@ -49,35 +55,63 @@ describe('bad inputs in the CLI', () => {
     const f = join(BAD, 'quote-shadow.rules');
     const r = timedCli('check', f);
     assert.equal(r.code, 0);
-    assert.match(r.text, /quote-shadow\.rules:8:31: warning: unterminated quote: the rest of the line is the comment, so `-j ACCEPT` is not the target and this rule has none/);
+    assert.match(
+      r.text,
+      /quote-shadow\.rules:8:31: warning: unterminated quote: the rest of the line is the comment, so `-j ACCEPT` is not the target and this rule has none/,
+    );
     const rs = parseIptables(readFileSync(f, 'utf8'));
-    assert.deepEqual(lintRuleset(rs).filter((d) => d.code === 'shadowed-rule'), []);
+    assert.deepEqual(
+      lintRuleset(rs).filter(d => d.code === 'shadowed-rule'),
+      [],
+    );
   });
 
   it('a goto loop reached through random branches: an answer within seconds that names the cycle', () => {
-    const r = timedCli('trace', join(BAD, 'goto-loop-statistic.rules'), '--packet', 'tcp 1.2.3.4:1000 -> 10.0.0.1:80', '--node-ip', '10.0.0.1');
+    const r = timedCli(
+      'trace',
+      join(BAD, 'goto-loop-statistic.rules'),
+      '--packet',
+      'tcp 1.2.3.4:1000 -> 10.0.0.1:80',
+      '--node-ip',
+      '10.0.0.1',
+    );
     assert.ok(r.ms < 5000, `${r.ms} ms`);
-    assert.match(r.text, /jump loop PING → PONG → PING in table filter: PING rule 2 \(line 11\) goes to PONG, PONG rule 2 \(line 14\) goes to PING/);
+    assert.match(
+      r.text,
+      /jump loop PING → PONG → PING in table filter: PING rule 2 \(line 11\) goes to PONG, PONG rule 2 \(line 14\) goes to PING/,
+    );
   });
 
   it('40 chained random MARK branches: one outcome, the unread mark bits said to vary', () => {
     const lines = ['*mangle', ':PREROUTING ACCEPT [0:0]'];
-    for (let i = 0; i < 40; i++) lines.push(`-A PREROUTING -m statistic --mode random --probability 0.50000000000 -j MARK --or-mark 0x${((1 << i % 32) >>> 0).toString(16)}`);
+    for (let i = 0; i < 40; i++)
+      lines.push(
+        `-A PREROUTING -m statistic --mode random --probability 0.50000000000 -j MARK --or-mark 0x${((1 << (i % 32)) >>> 0).toString(16)}`,
+      );
     lines.push('COMMIT', '');
     const r = timedCli('trace', file('marks.rules', lines.join('\n')), ...PACKET);
     assert.ok(r.ms < 5000, `${r.ms} ms`);
     const printed = r.text.split('\n');
     assert.match(printed[1]!, /100%\s+local → 10\.0\.0\.1:22\s+\[1099511627776 paths\]/);
-    assert.match(printed[2]!, /packet mark bits 0xffffffff differ among these paths \(no rule reads them, so they were merged\)/);
+    assert.match(
+      printed[2]!,
+      /packet mark bits 0xffffffff differ among these paths \(no rule reads them, so they were merged\)/,
+    );
   });
 
   it('a 20 MB single line is refused as iptables-restore refuses it, without reading it into rules', () => {
-    const f = file('line20.rules', `*filter\n:INPUT ACCEPT [0:0]\n-A INPUT ${'-m comment --comment abcdefgh '.repeat(700_000)}-j ACCEPT\nCOMMIT\n`);
+    const f = file(
+      'line20.rules',
+      `*filter\n:INPUT ACCEPT [0:0]\n-A INPUT ${'-m comment --comment abcdefgh '.repeat(700_000)}-j ACCEPT\nCOMMIT\n`,
+    );
     const r = timedCli('check', f);
     assert.equal(r.code, 2);
     assert.ok(r.ms < 5000, `${r.ms} ms`);
-    assert.match(r.out[0]!, /line20\.rules:3:1: error: iptables-restore refuses this line: "Parser cannot handle more arguments" \(at most 251 words a line; this one has 2800004\); the line is not read/);
-    assert.ok(r.out.every((l) => l.length < 1000));
+    assert.match(
+      r.out[0]!,
+      /line20\.rules:3:1: error: iptables-restore refuses this line: "Parser cannot handle more arguments" \(at most 251 words a line; this one has 2800004\); the line is not read/,
+    );
+    assert.ok(r.out.every(l => l.length < 1000));
   });
 
   it('a 200 MB file is refused before it is read', () => {
@@ -92,39 +126,83 @@ describe('bad inputs in the CLI', () => {
   it('binary, UTF-16, BOM, CRLF and NUL inputs each say what is wrong and what to do', () => {
     const bin = Buffer.alloc(4096);
     for (let i = 0; i < bin.length; i++) bin[i] = (i * 7919) & 0xff;
-    assert.match(timedCli('check', file('bin.rules', bin)).text, /is not text \(binary data\); expected iptables-save output/);
-    assert.match(timedCli('check', join(REFUSALS, 'utf-16.rules')).text, /is UTF-16 text: iptables-restore refuses it \("line 1 failed"\); convert it to UTF-8/);
-    assert.match(timedCli('check', join(REFUSALS, 'utf8-bom.rules')).text, /starts with a UTF-8 byte-order mark \(U\+FEFF\): iptables-restore refuses it/);
-    assert.match(timedCli('check', join(REFUSALS, 'crlf.rules')).text, /this file has Windows line ends \(\\r\\n\): iptables-restore refuses it at line 1/);
-    assert.match(timedCli('check', join(REFUSALS, 'nul-byte.rules')).text, /NUL byte \(\\0\) in this line: iptables-restore reads a line only up to its first NUL/);
+    assert.match(
+      timedCli('check', file('bin.rules', bin)).text,
+      /is not text \(binary data\); expected iptables-save output/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'utf-16.rules')).text,
+      /is UTF-16 text: iptables-restore refuses it \("line 1 failed"\); convert it to UTF-8/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'utf8-bom.rules')).text,
+      /starts with a UTF-8 byte-order mark \(U\+FEFF\): iptables-restore refuses it/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'crlf.rules')).text,
+      /this file has Windows line ends \(\\r\\n\): iptables-restore refuses it at line 1/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'nul-byte.rules')).text,
+      /NUL byte \(\\0\) in this line: iptables-restore reads a line only up to its first NUL/,
+    );
   });
 
   it('a dump cut off mid-table, a line of spaces, a rule to an undefined chain, lost line breaks', () => {
-    assert.match(timedCli('check', join(REFUSALS, 'cut-mid-table.rules')).text, /has no COMMIT: iptables-restore refuses the file \("COMMIT expected at line 7"\); the file ends in the middle of line 6, so it was probably cut off/);
-    assert.match(timedCli('check', join(REFUSALS, 'spaces-line.rules')).text, /:5:1: error: this line holds only spaces: iptables-restore refuses the file here \("no command specified"; line 5 failed\)/);
-    assert.match(timedCli('check', join(REFUSALS, 'undeclared-jump.rules')).text, /:5:35: error: jump to NOPE, which is not a chain of table filter .*"Couldn't load target `NOPE':No such file or directory"/);
-    assert.match(timedCli('check', join(REFUSALS, 'lost-line-breaks.rules')).text, /:1:1: error: this line holds several commands \(iptables-save writes one per line\): the file's line breaks seem to have been lost/);
-    const escaped = file('escaped.rules', '*filter\\n:INPUT ACCEPT [0:0]\\n-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\\n-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\\nCOMMIT\\n\n');
+    assert.match(
+      timedCli('check', join(REFUSALS, 'cut-mid-table.rules')).text,
+      /has no COMMIT: iptables-restore refuses the file \("COMMIT expected at line 7"\); the file ends in the middle of line 6, so it was probably cut off/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'spaces-line.rules')).text,
+      /:5:1: error: this line holds only spaces: iptables-restore refuses the file here \("no command specified"; line 5 failed\)/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'undeclared-jump.rules')).text,
+      /:5:35: error: jump to NOPE, which is not a chain of table filter .*"Couldn't load target `NOPE':No such file or directory"/,
+    );
+    assert.match(
+      timedCli('check', join(REFUSALS, 'lost-line-breaks.rules')).text,
+      /:1:1: error: this line holds several commands \(iptables-save writes one per line\): the file's line breaks seem to have been lost/,
+    );
+    const escaped = file(
+      'escaped.rules',
+      '*filter\\n:INPUT ACCEPT [0:0]\\n-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\\n-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\\nCOMMIT\\n\n',
+    );
     assert.match(timedCli('check', escaped).text, /holds '\\n' written as two characters between commands/);
   });
 
   it('no error message copies a line longer than 200 characters whole', () => {
     const long = `-A INPUT -s ${'1'.repeat(900)} -j ACCEPT`;
-    const r = timedCli('check', file('long.rules', `*filter\n:INPUT ACCEPT [0:0]\n${long}\n*${'x'.repeat(600)}\nCOMMIT\n`));
+    const r = timedCli(
+      'check',
+      file('long.rules', `*filter\n:INPUT ACCEPT [0:0]\n${long}\n*${'x'.repeat(600)}\nCOMMIT\n`),
+    );
     assert.equal(r.code, 2);
     for (const l of r.out) assert.ok(!l.includes('1'.repeat(201)) && !l.includes('x'.repeat(201)), l);
     assert.match(r.text, /…\[\d+ characters\]…/);
     // Found by the fuzz campaign: a 600-character table name reached the target-placement and linter messages.
-    const rs = parseIptables(`*fi${'x'.repeat(600)}\n:INPUT ACCEPT [0:0]\n-A INPUT -j DNAT --to-destination 1.2.3.4\n-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\nCOMMIT\n`);
-    const messages = [...rs.diagnostics, ...lintRuleset(rs)].map((d) => d.message);
-    assert.ok(messages.some((m) => m.startsWith('rule 3 of fix')));
+    const rs = parseIptables(
+      `*fi${'x'.repeat(600)}\n:INPUT ACCEPT [0:0]\n-A INPUT -j DNAT --to-destination 1.2.3.4\n-A INPUT -j ACCEPT\n-A INPUT -j ACCEPT\nCOMMIT\n`,
+    );
+    const messages = [...rs.diagnostics, ...lintRuleset(rs)].map(d => d.message);
+    assert.ok(messages.some(m => m.startsWith('rule 3 of fix')));
     for (const m of messages) assert.ok(!m.includes('x'.repeat(201)), m.slice(0, 100));
   });
 
   it('a manifest that is not Kubernetes is refused with what it looks like', () => {
-    const r = timedCli('trace', '--manifests', file('compose.yaml', 'services:\n  web:\n    image: nginx\n    ports:\n      - "80:80"\n'), '--packet', 'tcp 10.0.0.1:1000 -> 10.96.0.10:80');
+    const r = timedCli(
+      'trace',
+      '--manifests',
+      file('compose.yaml', 'services:\n  web:\n    image: nginx\n    ports:\n      - "80:80"\n'),
+      '--packet',
+      'tcp 10.0.0.1:1000 -> 10.96.0.10:80',
+    );
     assert.equal(r.code, 2);
-    assert.match(r.err.at(-1)!, /compose\.yaml: no Kubernetes objects here \(a manifest has apiVersion: and kind: at the top of each document; this looks like other YAML, e.g\. Helm values or a docker-compose file\)/);
+    assert.match(
+      r.err.at(-1)!,
+      /compose\.yaml: no Kubernetes objects here \(a manifest has apiVersion: and kind: at the top of each document; this looks like other YAML, e.g\. Helm values or a docker-compose file\)/,
+    );
   });
 
   it('YAML alias bombs and long Service lists end within seconds, with a message', () => {
@@ -132,8 +210,14 @@ describe('bad inputs in the CLI', () => {
     const text = `apiVersion: v1\nkind: List\ndefs:\n  s: &s {apiVersion: v1, kind: Service, metadata: {name: a}, spec: {ports: [{port: 80}]}}\nitems: [${Array(50_000).fill('*s').join(', ')}]\n`;
     const r = timedCli('synth', file('bomb.yaml', text));
     assert.ok(r.ms < 10_000, `${r.ms} ms`);
-    assert.match(r.text, /bomb\.yaml:1:1: error: .*bomb\.yaml: this document expands aliases beyond 100000 nodes \(an alias bomb\?\); the rest of it was not read/);
-    const items = Array.from({ length: 3000 }, (_, i) => `- {apiVersion: v1, kind: Service, metadata: {name: s${i}}, spec: {ports: [{port: 80}]}}`);
+    assert.match(
+      r.text,
+      /bomb\.yaml:1:1: error: .*bomb\.yaml: this document expands aliases beyond 100000 nodes \(an alias bomb\?\); the rest of it was not read/,
+    );
+    const items = Array.from(
+      { length: 3000 },
+      (_, i) => `- {apiVersion: v1, kind: Service, metadata: {name: s${i}}, spec: {ports: [{port: 80}]}}`,
+    );
     const big = timedCli('synth', file('list.yaml', `apiVersion: v1\nkind: List\nitems:\n${items.join('\n')}\n`));
     assert.ok(big.ms < 20_000, `${big.ms} ms`);
     assert.ok(big.err.length <= 51, `${big.err.length} lines on stderr`);

@@ -23,7 +23,10 @@ function timed(text: string, options: Parameters<typeof tracePacket>[2] = {}): {
 /** n rules `-m statistic --mode random --probability 0.5 -j MARK --or-mark <bit>` in mangle PREROUTING. */
 function randomMarks(n: number, extra = ''): string {
   const lines = ['*mangle', ':PREROUTING ACCEPT [0:0]'];
-  for (let i = 0; i < n; i++) lines.push(`-A PREROUTING -m statistic --mode random --probability 0.50000000000 -j MARK --or-mark 0x${(1 << i % 32 >>> 0).toString(16)}`);
+  for (let i = 0; i < n; i++)
+    lines.push(
+      `-A PREROUTING -m statistic --mode random --probability 0.50000000000 -j MARK --or-mark 0x${((1 << (i % 32)) >>> 0).toString(16)}`,
+    );
   lines.push('COMMIT');
   return `${lines.join('\n')}\n${extra}`;
 }
@@ -34,10 +37,16 @@ describe('loops found by the trace, whatever path reaches them', () => {
     const text = readFileSync(join(ROOT, 'test/fixtures/bad-inputs/goto-loop-statistic.rules'), 'utf8');
     const { t, ms } = timed(text);
     assert.ok(ms < 2000, `took ${ms} ms`);
-    const loops = t.outcomes.filter((o) => o.loop);
+    const loops = t.outcomes.filter(o => o.loop);
     assert.equal(loops.length, 2);
-    assert.match(loops[0]!.reason!, /^jump loop PING → PONG → PING in table filter: PING rule 2 \(line 11\) goes to PONG, PONG rule 2 \(line 14\) goes to PING\. The kernel refuses/);
-    assert.deepEqual(loops[0]!.loop!.map((s) => `${s.chain}#${s.rule} ${s.verdict}`), ['PING#2 goto PONG', 'PONG#2 goto PING']);
+    assert.match(
+      loops[0]!.reason!,
+      /^jump loop PING → PONG → PING in table filter: PING rule 2 \(line 11\) goes to PONG, PONG rule 2 \(line 14\) goes to PING\. The kernel refuses/,
+    );
+    assert.deepEqual(
+      loops[0]!.loop!.map(s => `${s.chain}#${s.rule} ${s.verdict}`),
+      ['PING#2 goto PONG', 'PONG#2 goto PING'],
+    );
     assert.deepEqual(probabilitySums(t), ['1']);
     assert.equal(t.budget!.exhausted, null);
   });
@@ -45,12 +54,20 @@ describe('loops found by the trace, whatever path reaches them', () => {
   it('a direct jump loop names the rules of the cycle', () => {
     const { t } = timed('*filter\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -j A\nCOMMIT\n');
     assert.equal(t.outcomes[0]!.disposition, 'unknown');
-    assert.match(t.outcomes[0]!.reason!, /^jump loop A → B → A in table filter: A rule 1 \(line 5\) jumps to B, B rule 1 \(line 6\) jumps to A/);
+    assert.match(
+      t.outcomes[0]!.reason!,
+      /^jump loop A → B → A in table filter: A rule 1 \(line 5\) jumps to B, B rule 1 \(line 6\) jumps to A/,
+    );
   });
 
   it('a RETURN-less goto loop is found at its first turn, not after a budget', () => {
-    const { t } = timed('*filter\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j A\n-A A -g B\n-A B -g A\nCOMMIT\n', { budget: 10000 });
-    assert.match(t.outcomes[0]!.reason!, /^jump loop A → B → A in table filter: A rule 1 \(line 5\) goes to B, B rule 1 \(line 6\) goes to A/);
+    const { t } = timed('*filter\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j A\n-A A -g B\n-A B -g A\nCOMMIT\n', {
+      budget: 10000,
+    });
+    assert.match(
+      t.outcomes[0]!.reason!,
+      /^jump loop A → B → A in table filter: A rule 1 \(line 5\) goes to B, B rule 1 \(line 6\) goes to A/,
+    );
     assert.ok(t.budget!.steps < 10, `${t.budget!.steps} steps`);
   });
 
@@ -69,7 +86,10 @@ describe('loops found by the trace, whatever path reaches them', () => {
     const { t, ms } = timed(lines.join('\n'), { budget: 200_000 });
     assert.ok(ms < 5000, `took ${ms} ms`);
     assert.equal(t.outcomes[0]!.disposition, 'unknown');
-    assert.match(t.outcomes[0]!.reason!, /^stopped after 200000 rule evaluations, at filter C\d+ rule \d+ \(line \d+\): the trace's step budget ran out/);
+    assert.match(
+      t.outcomes[0]!.reason!,
+      /^stopped after 200000 rule evaluations, at filter C\d+ rule \d+ \(line \d+\): the trace's step budget ran out/,
+    );
     assert.match(t.budget!.exhausted!, /200000 rule evaluations/);
   });
 
@@ -103,31 +123,38 @@ describe('bounded outcome enumeration', () => {
     const text = randomMarks(2, '*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m mark --mark 0x1/0x1 -j DROP\nCOMMIT\n');
     const { t } = timed(text);
     // Bit 0x1 is read, bit 0x2 is not: two outcomes (dropped / local), each merged over bit 0x2.
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.probabilityExact, o.paths, o.markVaries ?? null]), [
-      ['dropped', '1/2', 2, '0x2'],
-      ['local', '1/2', 2, '0x2'],
-    ]);
+    assert.deepEqual(
+      t.outcomes.map(o => [o.disposition, o.probabilityExact, o.paths, o.markVaries ?? null]),
+      [
+        ['dropped', '1/2', 2, '0x2'],
+        ['local', '1/2', 2, '0x2'],
+      ],
+    );
   });
 
   it('when a rule reads the marks, a budget caps the outcomes and one entry holds the rest, exactly', () => {
     const text = randomMarks(40, '*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m mark --mark 0x5 -j DROP\nCOMMIT\n');
     const { t, ms } = timed(text, { maxPaths: 512, maxOutcomes: 50 });
     assert.ok(ms < 5000, `took ${ms} ms`);
-    const rest = t.outcomes.filter((o) => o.notEnumerated);
+    const rest = t.outcomes.filter(o => o.notEnumerated);
     assert.equal(rest.length, 1);
     assert.equal(t.outcomes.at(-1), rest[0]);
     assert.ok(t.outcomes.length <= 51);
-    assert.match(rest[0]!.reason!, /^remaining probability \d+\/\d+ \(.*\) over \d+ branches not enumerated, each holding one outcome or more: more than 512 paths/);
+    assert.match(
+      rest[0]!.reason!,
+      /^remaining probability \d+\/\d+ \(.*\) over \d+ branches not enumerated, each holding one outcome or more: more than 512 paths/,
+    );
     assert.equal(rest[0]!.disposition, 'unknown');
     assert.deepEqual(probabilitySums(t), ['1']);
     assert.ok(t.unknown);
   });
 
   it('a remainder under an assumption keeps the per-assumption sums exact', () => {
-    const text = '*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m string --string x --algo bm -j DROP\nCOMMIT\n' +
+    const text =
+      '*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m string --string x --algo bm -j DROP\nCOMMIT\n' +
       randomMarks(20, '*raw\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -m mark --mark 0x3 -j ACCEPT\nCOMMIT\n');
     const { t } = timed(text, { maxPaths: 64 });
-    assert.ok(t.outcomes.some((o) => o.notEnumerated));
+    assert.ok(t.outcomes.some(o => o.notEnumerated));
     for (const s of probabilitySums(t)) assert.equal(s, '1');
   });
 });

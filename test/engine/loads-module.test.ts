@@ -27,7 +27,8 @@ describe('loadsModule', () => {
       const rules = rs.tables.get('nat')!.chains.get('X')!.rules;
       if (pass === 'compiled') for (const r of rules) void r.matches;
       rules.forEach((r, i) => {
-        for (const [name, expected] of Object.entries(want[i]!)) assert.equal(loadsModule(r, name), expected, `${pass} rule ${i + 1} ${name}`);
+        for (const [name, expected] of Object.entries(want[i]!))
+          assert.equal(loadsModule(r, name), expected, `${pass} rule ${i + 1} ${name}`);
       });
     }
   });

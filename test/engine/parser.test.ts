@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { parseIptables, printIptables } from '../../src/engine/api.ts';
 import { readFixture } from '../helpers/fixtures.ts';
 
-const codes = (text: string) => parseIptables(text, { file: 't.rules' }).diagnostics.map((d) => d.code);
+const codes = (text: string) => parseIptables(text, { file: 't.rules' }).diagnostics.map(d => d.code);
 
 describe('iptables-save parser', () => {
   it('reads tables, chains, policies, counters and rules with their source lines', () => {
@@ -73,13 +73,24 @@ describe('iptables-save parser', () => {
     const t = rs.tables.get('filter')!;
     assert.equal(t.chains.has('B'), false);
     assert.equal(t.chains.get('INPUT')!.policy, 'DROP');
-    assert.deepEqual(t.chains.get('A')!.rules.map((r) => r.raw.trim()), ['-I A -s 1.1.1.1/32 -j DROP', '-I A 2 -s 2.2.2.2/32 -j DROP', '-R A 3 -s 3.3.3.3/32 -j ACCEPT']);
-    assert.deepEqual(t.chains.get('A')!.rules.map((r) => r.index), [1, 2, 3]);
+    assert.deepEqual(
+      t.chains.get('A')!.rules.map(r => r.raw.trim()),
+      ['-I A -s 1.1.1.1/32 -j DROP', '-I A 2 -s 2.2.2.2/32 -j DROP', '-R A 3 -s 3.3.3.3/32 -j ACCEPT'],
+    );
+    assert.deepEqual(
+      t.chains.get('A')!.rules.map(r => r.index),
+      [1, 2, 3],
+    );
   });
 
   it('accepts ! before options and the deprecated "--opt ! value" form with a warning', () => {
-    const rs = parseIptables('*filter\n-A INPUT ! -s 10.0.0.0/8 -p tcp -m tcp ! --dport 22 -j DROP\n-A INPUT -p tcp --dport ! 80 -j DROP\nCOMMIT\n');
-    assert.deepEqual(rs.diagnostics.map((d) => [d.code, d.severity]), [['deprecated-syntax', 'warning']]);
+    const rs = parseIptables(
+      '*filter\n-A INPUT ! -s 10.0.0.0/8 -p tcp -m tcp ! --dport 22 -j DROP\n-A INPUT -p tcp --dport ! 80 -j DROP\nCOMMIT\n',
+    );
+    assert.deepEqual(
+      rs.diagnostics.map(d => [d.code, d.severity]),
+      [['deprecated-syntax', 'warning']],
+    );
     const rules = rs.tables.get('filter')!.chains.get('INPUT')!.rules;
     assert.equal(rules[0]!.ip.src!.negated, true);
     // `-p tcp --dport` without `-m tcp` loads the tcp match implicitly, as iptables does.
@@ -101,18 +112,30 @@ describe('iptables-save parser', () => {
     assert.deepEqual(codes('*nat\n-A INPUT -j DNAT --to-destination 1.2.3.4\nCOMMIT\n'), ['target-not-allowed']);
     assert.deepEqual(codes('*filter\n-A INPUT -p udp -j REJECT --reject-with tcp-reset\nCOMMIT\n'), ['bad-argument']);
     assert.deepEqual(codes('*filter\nfrobnicate\n-A INPUT -j ACCEPT\nCOMMIT\n'), ['unknown-command']);
-    const rs = parseIptables('*filter\n-A INPUT -s 10.0.0.300 -j DROP\n-A INPUT -s 10.0.0.1 -j DROP\nCOMMIT\n', { file: 'x.rules' });
+    const rs = parseIptables('*filter\n-A INPUT -s 10.0.0.300 -j DROP\n-A INPUT -s 10.0.0.1 -j DROP\nCOMMIT\n', {
+      file: 'x.rules',
+    });
     assert.equal(rs.diagnostics[0]!.range.start.line, 1);
     assert.equal(rs.diagnostics[0]!.range.start.character, 12);
-    assert.equal(rs.tables.get('filter')!.chains.get('INPUT')!.rules.length, 2, 'the line with the bad address and the next line are both kept');
+    assert.equal(
+      rs.tables.get('filter')!.chains.get('INPUT')!.rules.length,
+      2,
+      'the line with the bad address and the next line are both kept',
+    );
   });
 
   it('refuses binary and oversized input with one clear diagnostic', () => {
     const bin = parseIptables('\u0000\u0001ELF\u0002binary', { file: 'a.out' });
-    assert.deepEqual(bin.diagnostics.map((d) => d.code), ['binary-input']);
+    assert.deepEqual(
+      bin.diagnostics.map(d => d.code),
+      ['binary-input'],
+    );
     assert.match(bin.diagnostics[0]!.message, /a\.out is not text/);
     const big = parseIptables('# x\n'.repeat(300), { file: 'big.rules', maxBytes: 1000 });
-    assert.deepEqual(big.diagnostics.map((d) => d.code), ['input-too-large']);
+    assert.deepEqual(
+      big.diagnostics.map(d => d.code),
+      ['input-too-large'],
+    );
   });
 
   it('reads a 1000-deep chain nest without recursion limits', () => {
@@ -133,6 +156,9 @@ describe('iptables-save parser', () => {
     const again = parseIptables(printed);
     assert.equal(printIptables(again), printed);
     assert.equal(again.ruleCount, rs.ruleCount);
-    assert.match(printed, /-A KUBE-SVC-4SW47YFZTEDKD3PK -m comment --comment "ns4\/svc4:p80 -> 10\.180\.0\.4:80" -m statistic --mode random --probability 0\.5000000000 -j KUBE-SEP-UKSFD7AGPMPPLUHC/);
+    assert.match(
+      printed,
+      /-A KUBE-SVC-4SW47YFZTEDKD3PK -m comment --comment "ns4\/svc4:p80 -> 10\.180\.0\.4:80" -m statistic --mode random --probability 0\.5000000000 -j KUBE-SEP-UKSFD7AGPMPPLUHC/,
+    );
   });
 });

@@ -11,12 +11,17 @@ import { parseIptables } from '../../src/engine/api.ts';
 import { ROOT } from '../helpers/fixtures.ts';
 
 const DIR = join(ROOT, 'test/fixtures/kernel/restore-refusals');
-interface Run { readonly status: number; readonly stderr: readonly string[] }
-const results = JSON.parse(readFileSync(join(DIR, 'results.json'), 'utf8')) as { files: Record<string, { legacy: Run; nft: Run }> };
+interface Run {
+  readonly status: number;
+  readonly stderr: readonly string[];
+}
+const results = JSON.parse(readFileSync(join(DIR, 'results.json'), 'utf8')) as {
+  files: Record<string, { legacy: Run; nft: Run }>;
+};
 
 function errorsOf(name: string) {
   const rs = parseIptables(readFileSync(join(DIR, name), 'utf8'), { file: name });
-  return rs.diagnostics.filter((d) => d.severity === 'error');
+  return rs.diagnostics.filter(d => d.severity === 'error');
 }
 
 /** The tool's own words, as the message must quote them, and the line its error names (1-based). */
@@ -26,17 +31,28 @@ const WORDS: Record<string, { words: RegExp; line: number }> = {
   'spaces-line.rules': { words: /no command specified"; line 5 failed/, line: 5 },
   'tab-line.rules': { words: /no command specified"; line 5 failed/, line: 5 },
   'no-commit.rules': { words: /COMMIT expected at line 7/, line: 1 },
-  'cut-mid-table.rules': { words: /COMMIT expected at line 7"\); the file ends in the middle of line 6, so it was probably cut off/, line: 1 },
+  'cut-mid-table.rules': {
+    words: /COMMIT expected at line 7"\); the file ends in the middle of line 6, so it was probably cut off/,
+    line: 1,
+  },
   'utf8-bom.rules': { words: /line 1 failed/, line: 1 },
   'utf-16.rules': { words: /UTF-16 text: iptables-restore refuses it \("line 1 failed"\)/, line: 1 },
   'crlf.rules': { words: /Windows line ends.*unable to initialize table 'filter\\r'/, line: 1 },
   'nul-byte.rules': { words: /Couldn't load target `ACC'/, line: 5 },
-  'word-1024.rules': { words: /"Parameter too long!" \(a word may have at most 1023 characters; the longest here has 1024\)/, line: 5 },
-  'words-252.rules': { words: /"Parser cannot handle more arguments" \(at most 251 words a line; this one has 252\)/, line: 5 },
+  'word-1024.rules': {
+    words: /"Parameter too long!" \(a word may have at most 1023 characters; the longest here has 1024\)/,
+    line: 5,
+  },
+  'words-252.rules': {
+    words: /"Parser cannot handle more arguments" \(at most 251 words a line; this one has 252\)/,
+    line: 5,
+  },
 };
 
 describe('files iptables-restore refuses are errors; files it loads are not', () => {
-  const names = readdirSync(DIR).filter((n) => n.endsWith('.rules')).sort();
+  const names = readdirSync(DIR)
+    .filter(n => n.endsWith('.rules'))
+    .sort();
   it('has a recorded kernel-tool result for every input', () => {
     assert.deepEqual(Object.keys(results.files).sort(), names);
   });
@@ -46,11 +62,11 @@ describe('files iptables-restore refuses are errors; files it loads are not', ()
     it(`${name}: ${refused ? `refused (${legacy.stderr.join(' ').slice(0, 90)})` : 'loaded'}`, () => {
       assert.equal(nft.status !== 0, refused, 'both backends agree');
       const errors = errorsOf(name);
-      assert.equal(errors.length > 0, refused, errors.map((e) => e.message).join('\n'));
+      assert.equal(errors.length > 0, refused, errors.map(e => e.message).join('\n'));
       const want = WORDS[name];
       if (want) {
-        const hit = errors.find((e) => want.words.test(e.message));
-        assert.ok(hit, `no error says ${want.words}: ${errors.map((e) => e.message).join('\n')}`);
+        const hit = errors.find(e => want.words.test(e.message));
+        assert.ok(hit, `no error says ${want.words}: ${errors.map(e => e.message).join('\n')}`);
         assert.equal(hit.range.start.line + 1, want.line);
       }
     });
@@ -58,8 +74,11 @@ describe('files iptables-restore refuses are errors; files it loads are not', ()
 
   it('an unterminated quote, which the tools accept, is a warning that says -j ACCEPT is not the target', () => {
     const rs = parseIptables(readFileSync(join(DIR, 'unterminated-quote.rules'), 'utf8'));
-    const w = rs.diagnostics.filter((d) => d.code === 'unterminated-quote');
-    assert.deepEqual(w.map((d) => [d.severity, d.range.start.line + 1]), [['warning', 6]]);
+    const w = rs.diagnostics.filter(d => d.code === 'unterminated-quote');
+    assert.deepEqual(
+      w.map(d => [d.severity, d.range.start.line + 1]),
+      [['warning', 6]],
+    );
     assert.match(w[0]!.message, /the rest of the line is the comment, so `-j ACCEPT` is not the target/);
     assert.equal(rs.tables.get('filter')!.chains.get('INPUT')!.rules[1]!.target, null);
   });

@@ -5,7 +5,11 @@ import { describe, it } from 'node:test';
 import { parseIptables, probabilitySums, tracePacket, type PacketInput, type Trace } from '../../src/engine/api.ts';
 import { ROOT, hits, parseClean } from '../helpers/fixtures.ts';
 
-function trace(rules: string, input: PacketInput, node: Parameters<typeof tracePacket>[2] = { node: { addresses: ['172.18.0.4'] } }): Trace {
+function trace(
+  rules: string,
+  input: PacketInput,
+  node: Parameters<typeof tracePacket>[2] = { node: { addresses: ['172.18.0.4'] } },
+): Trace {
   const r = tracePacket(parseClean(rules), input, node);
   if (!r.ok) throw new Error(r.error);
   return r.trace;
@@ -19,7 +23,7 @@ describe('seed 003: outside client to the MetalLB address on myk8s-worker', () =
 
   it('reaches 10.10.1.11:80 and 10.10.4.12:80 at exactly 50% each, masqueraded to the node address', () => {
     assert.deepEqual(
-      t.outcomes.map((o) => [o.probabilityExact, o.disposition, o.dnat, o.snat, o.masquerade]),
+      t.outcomes.map(o => [o.probabilityExact, o.disposition, o.dnat, o.snat, o.masquerade]),
       [
         ['1/2', 'forwarded', '10.10.1.11:80', '172.18.0.4', true],
         ['1/2', 'forwarded', '10.10.4.12:80', '172.18.0.4', true],
@@ -30,23 +34,38 @@ describe('seed 003: outside client to the MetalLB address on myk8s-worker', () =
 
   it('goes through the seed chains in kernel order', () => {
     assert.deepEqual(hits(t.outcomes[0]!), [
-      'nat:PREROUTING#1', 'nat:KUBE-SERVICES#4', 'nat:KUBE-EXT-DLGPAL4ZCYSJ7UPR#1', 'nat:KUBE-MARK-MASQ#1',
-      'nat:KUBE-EXT-DLGPAL4ZCYSJ7UPR#2', 'nat:KUBE-SVC-DLGPAL4ZCYSJ7UPR#2', 'nat:KUBE-SEP-ZNBEHD3XV5ZTBRAT#2',
-      'filter:FORWARD#1', 'filter:FORWARD#2', 'filter:KUBE-FORWARD#2', 'nat:POSTROUTING#1', 'nat:KUBE-POSTROUTING#2', 'nat:KUBE-POSTROUTING#3',
+      'nat:PREROUTING#1',
+      'nat:KUBE-SERVICES#4',
+      'nat:KUBE-EXT-DLGPAL4ZCYSJ7UPR#1',
+      'nat:KUBE-MARK-MASQ#1',
+      'nat:KUBE-EXT-DLGPAL4ZCYSJ7UPR#2',
+      'nat:KUBE-SVC-DLGPAL4ZCYSJ7UPR#2',
+      'nat:KUBE-SEP-ZNBEHD3XV5ZTBRAT#2',
+      'filter:FORWARD#1',
+      'filter:FORWARD#2',
+      'filter:KUBE-FORWARD#2',
+      'nat:POSTROUTING#1',
+      'nat:KUBE-POSTROUTING#2',
+      'nat:KUBE-POSTROUTING#3',
     ]);
   });
 
   it('says why the rules it passed did not match', () => {
-    const miss = t.outcomes[0]!.misses.find((m) => m.chain === 'KUBE-SERVICES' && m.rule === 1);
+    const miss = t.outcomes[0]!.misses.find(m => m.chain === 'KUBE-SERVICES' && m.rule === 1);
     assert.equal(miss?.reason, '-d 10.200.1.1/32 ∌ 172.18.255.200');
-    const stat = t.outcomes[1]!.misses.find((m) => m.chain === 'KUBE-SVC-DLGPAL4ZCYSJ7UPR' && m.rule === 2);
+    const stat = t.outcomes[1]!.misses.find(m => m.chain === 'KUBE-SVC-DLGPAL4ZCYSJ7UPR' && m.rule === 2);
     assert.match(stat!.reason, /random 0\.50000000000 \(kernel: 1073741824\/2\^31\): not chosen/);
   });
 });
 
 describe('exact probabilities', () => {
   const chain = (n: number) => {
-    const lines = ['*nat', ':PREROUTING ACCEPT [0:0]', ':SVC - [0:0]', '-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j SVC'];
+    const lines = [
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':SVC - [0:0]',
+      '-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j SVC',
+    ];
     for (let i = 0; i < n; i++) {
       const p = 1 / (n - i);
       const stat = i < n - 1 ? ` -m statistic --mode random --probability ${p.toFixed(11)}` : '';
@@ -59,7 +78,7 @@ describe('exact probabilities', () => {
   it('uses the kernel value round(p·2^31)/2^31: 0.33333333349 is 715827883/2^31', () => {
     const t = trace(chain(3), { protocol: 'tcp', src: '1.2.3.4', dst: '10.96.0.1', dport: 80 });
     assert.deepEqual(
-      t.outcomes.map((o) => [o.dnat, o.probabilityExact]),
+      t.outcomes.map(o => [o.dnat, o.probabilityExact]),
       [
         // 1 - 715827883/2^31 = 1431655765/2^31, then × 1073741824/2^31 for the second endpoint.
         ['10.0.0.1:80', '715827883/2147483648'],
@@ -80,49 +99,95 @@ describe('exact probabilities', () => {
   });
 
   it('weights nth mode 1/every', () => {
-    const t = trace('*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -m statistic --mode nth --every 4 --packet 0 -j DNAT --to-destination 10.0.0.9\nCOMMIT\n', {
-      protocol: 'udp', src: '1.2.3.4', dst: '10.96.0.1', dport: 53,
-    });
-    assert.deepEqual(t.outcomes.map((o) => [o.probabilityExact, o.dnat]), [['3/4', null], ['1/4', '10.0.0.9:53']]);
+    const t = trace(
+      '*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -m statistic --mode nth --every 4 --packet 0 -j DNAT --to-destination 10.0.0.9\nCOMMIT\n',
+      {
+        protocol: 'udp',
+        src: '1.2.3.4',
+        dst: '10.96.0.1',
+        dport: 53,
+      },
+    );
+    assert.deepEqual(
+      t.outcomes.map(o => [o.probabilityExact, o.dnat]),
+      [
+        ['3/4', null],
+        ['1/4', '10.0.0.9:53'],
+      ],
+    );
   });
 });
 
 describe('netfilter semantics', () => {
   it('follows goto: the goto chain returns to the caller of the chain that jumped', () => {
     const t = trace(
-      ['*filter', ':INPUT DROP [0:0]', ':A - [0:0]', ':B - [0:0]', '-A INPUT -j A', '-A INPUT -j ACCEPT', '-A A -g B', '-A A -j DROP', '-A B -p udp -j DROP', 'COMMIT'].join('\n'),
+      [
+        '*filter',
+        ':INPUT DROP [0:0]',
+        ':A - [0:0]',
+        ':B - [0:0]',
+        '-A INPUT -j A',
+        '-A INPUT -j ACCEPT',
+        '-A A -g B',
+        '-A A -j DROP',
+        '-A B -p udp -j DROP',
+        'COMMIT',
+      ].join('\n'),
       { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 22 },
     );
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, hits(o)]), [['local', ['filter:INPUT#1', 'filter:A#1', 'filter:INPUT#2']]]);
+    assert.deepEqual(
+      t.outcomes.map(o => [o.disposition, hits(o)]),
+      [['local', ['filter:INPUT#1', 'filter:A#1', 'filter:INPUT#2']]],
+    );
   });
 
   it('applies a built-in chain policy after RETURN from it, and DROP policy ends as dropped', () => {
-    const t = trace(['*filter', ':INPUT DROP [0:0]', '-A INPUT -p tcp -j RETURN', '-A INPUT -j ACCEPT', 'COMMIT'].join('\n'), { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 22 });
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.reason]), [['dropped', 'policy DROP of filter INPUT']]);
+    const t = trace(
+      ['*filter', ':INPUT DROP [0:0]', '-A INPUT -p tcp -j RETURN', '-A INPUT -j ACCEPT', 'COMMIT'].join('\n'),
+      { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 22 },
+    );
+    assert.deepEqual(
+      t.outcomes.map(o => [o.disposition, o.reason]),
+      [['dropped', 'policy DROP of filter INPUT']],
+    );
   });
 
   it('runs nat only for the first packet of a connection', () => {
     const rules = '*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp -j DNAT --to-destination 10.0.0.1:80\nCOMMIT\n';
     const est = trace(rules, { protocol: 'tcp', src: '1.2.3.4', dst: '9.9.9.9', dport: 80, ctstate: 'ESTABLISHED' });
     assert.equal(est.outcomes[0]!.dnat, null);
-    assert.ok(est.outcomes[0]!.events.some((e) => e.kind === 'nat-skipped'));
+    assert.ok(est.outcomes[0]!.events.some(e => e.kind === 'nat-skipped'));
     const neu = trace(rules, { protocol: 'tcp', src: '1.2.3.4', dst: '9.9.9.9', dport: 80 });
     assert.equal(neu.outcomes[0]!.dnat, '10.0.0.1:80');
   });
 
   it('re-decides routing after DNAT: a DNAT to a node address is delivered locally', () => {
-    const t = trace('*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 172.18.0.4:8080\nCOMMIT\n', {
-      protocol: 'tcp', src: '1.2.3.4', dst: '9.9.9.9', dport: 80,
-    });
+    const t = trace(
+      '*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 172.18.0.4:8080\nCOMMIT\n',
+      {
+        protocol: 'tcp',
+        src: '1.2.3.4',
+        dst: '9.9.9.9',
+        dport: 80,
+      },
+    );
     assert.deepEqual([t.outcomes[0]!.disposition, t.outcomes[0]!.packet.dport], ['local', 8080]);
   });
 
   it('splits on an undecidable match into both assumptions instead of guessing', () => {
-    const t = trace('*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m string --algo bm --string evil -j DROP\nCOMMIT\n', { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 80 });
+    const t = trace('*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m string --algo bm --string evil -j DROP\nCOMMIT\n', {
+      protocol: 'tcp',
+      src: '1.2.3.4',
+      dst: '172.18.0.4',
+      dport: 80,
+    });
     assert.equal(t.unknown, true);
     assert.deepEqual(
-      t.outcomes.map((o) => [o.disposition, o.assumptions.map((a) => a.assumed)]),
-      [['dropped', ['matches']], ['local', ['does not match']]],
+      t.outcomes.map(o => [o.disposition, o.assumptions.map(a => a.assumed)]),
+      [
+        ['dropped', ['matches']],
+        ['local', ['does not match']],
+      ],
     );
     assert.match(t.outcomes[0]!.assumptions[0]!.reason, /match module 'string' is not modelled/);
     assert.deepEqual(probabilitySums(t), ['1', '1']);
@@ -130,7 +195,11 @@ describe('netfilter semantics', () => {
 
   it('reports a jump loop as unknown with the cycle named, without hanging', () => {
     const rs = parseIptables('*filter\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j A\n-A A -j B\n-A B -j A\nCOMMIT\n');
-    const r = tracePacket(rs, { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 80 }, { node: { addresses: ['172.18.0.4'] } });
+    const r = tracePacket(
+      rs,
+      { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 80 },
+      { node: { addresses: ['172.18.0.4'] } },
+    );
     assert.ok(r.ok);
     assert.equal(r.trace.outcomes[0]!.disposition, 'unknown');
     assert.match(r.trace.outcomes[0]!.reason!, /jump loop A → B → A in table filter/);
@@ -138,7 +207,11 @@ describe('netfilter semantics', () => {
 
   it('finds a goto loop at its first turn (test/engine/bounded.test.ts has the budgets)', () => {
     const rs = parseIptables('*filter\n:A - [0:0]\n:B - [0:0]\n-A INPUT -j A\n-A A -g B\n-A B -g A\nCOMMIT\n');
-    const r = tracePacket(rs, { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 80 }, { node: { addresses: ['172.18.0.4'] }, budget: 10000 });
+    const r = tracePacket(
+      rs,
+      { protocol: 'tcp', src: '1.2.3.4', dst: '172.18.0.4', dport: 80 },
+      { node: { addresses: ['172.18.0.4'] }, budget: 10000 },
+    );
     assert.ok(r.ok);
     assert.match(r.trace.outcomes[0]!.reason!, /jump loop A → B → A in table filter: A rule 1 \(line 5\) goes to B/);
   });
@@ -156,18 +229,41 @@ describe('netfilter semantics', () => {
 
   it('masquerades with the outgoing interface address and drops martians', () => {
     const rules = '*nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -o eth1 -j MASQUERADE\nCOMMIT\n';
-    const t = trace(rules, { protocol: 'udp', src: '10.0.0.5', dst: '8.8.8.8', dport: 53, in: 'cni0' }, {
-      node: { addresses: ['172.18.0.4'], interfaces: [{ name: 'eth1', addresses: ['192.0.2.10/24'] }, { name: 'cni0', addresses: ['10.0.0.1/24'] }], uplink: 'eth1' },
+    const t = trace(
+      rules,
+      { protocol: 'udp', src: '10.0.0.5', dst: '8.8.8.8', dport: 53, in: 'cni0' },
+      {
+        node: {
+          addresses: ['172.18.0.4'],
+          interfaces: [
+            { name: 'eth1', addresses: ['192.0.2.10/24'] },
+            { name: 'cni0', addresses: ['10.0.0.1/24'] },
+          ],
+          uplink: 'eth1',
+        },
+      },
+    );
+    assert.deepEqual(
+      [t.outcomes[0]!.disposition, t.outcomes[0]!.snat, t.outcomes[0]!.packet.out],
+      ['forwarded', '192.0.2.10', 'eth1'],
+    );
+    const m = trace('*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n', {
+      protocol: 'tcp',
+      src: '1.2.3.4',
+      dst: '127.0.0.1',
+      dport: 22,
     });
-    assert.deepEqual([t.outcomes[0]!.disposition, t.outcomes[0]!.snat, t.outcomes[0]!.packet.out], ['forwarded', '192.0.2.10', 'eth1']);
-    const m = trace('*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n', { protocol: 'tcp', src: '1.2.3.4', dst: '127.0.0.1', dport: 22 });
     assert.deepEqual([m.outcomes[0]!.disposition], ['dropped']);
     assert.match(m.outcomes[0]!.reason!, /martian destination 127\.0\.0\.1/);
   });
 
   it('models session affinity: with a live recent entry the client sticks to its endpoint', () => {
     const rules = [
-      '*nat', ':PREROUTING ACCEPT [0:0]', ':SVC - [0:0]', ':SEP-A - [0:0]', ':SEP-B - [0:0]',
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':SVC - [0:0]',
+      ':SEP-A - [0:0]',
+      ':SEP-B - [0:0]',
       '-A PREROUTING -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j SVC',
       '-A SVC -m recent --name SEP-B --rcheck --seconds 10800 --reap -j SEP-B',
       '-A SVC -m statistic --mode random --probability 0.50000000000 -j SEP-A',
@@ -178,8 +274,15 @@ describe('netfilter semantics', () => {
     ].join('\n');
     const fresh = trace(rules, { protocol: 'tcp', src: '1.2.3.4', dst: '10.96.0.1', dport: 80 });
     assert.equal(fresh.outcomes.length, 2);
-    const sticky = trace(rules, { protocol: 'tcp', src: '1.2.3.4', dst: '10.96.0.1', dport: 80 }, { node: { addresses: ['172.18.0.4'] }, recent: ['SEP-B'] });
-    assert.deepEqual(sticky.outcomes.map((o) => [o.probabilityExact, o.dnat]), [['1', '10.0.0.2:80']]);
+    const sticky = trace(
+      rules,
+      { protocol: 'tcp', src: '1.2.3.4', dst: '10.96.0.1', dport: 80 },
+      { node: { addresses: ['172.18.0.4'] }, recent: ['SEP-B'] },
+    );
+    assert.deepEqual(
+      sticky.outcomes.map(o => [o.probabilityExact, o.dnat]),
+      [['1', '10.0.0.2:80']],
+    );
   });
 });
 
@@ -203,14 +306,23 @@ describe('IPv6', () => {
 
   it('DNATs to a bracketed [v6]:port and forwards by the route', () => {
     const t = trace(rules, { protocol: 'tcp', src: '2001:db8::99', dst: '2001:db8::10', dport: 80 }, node);
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.dnat, o.packet.out]), [['forwarded', '[fd00::5]:8080', 'cni0']]);
+    assert.deepEqual(
+      t.outcomes.map(o => [o.disposition, o.dnat, o.packet.out]),
+      [['forwarded', '[fd00::5]:8080', 'cni0']],
+    );
   });
 
   it('matches ICMPv6 types by name and rejects with the IPv6 default answer', () => {
     const ping = trace(rules, { protocol: 'icmpv6', src: '2001:db8::99', dst: '2001:db8::1' }, node);
-    assert.deepEqual(ping.outcomes.map((o) => o.disposition), ['local']);
+    assert.deepEqual(
+      ping.outcomes.map(o => o.disposition),
+      ['local'],
+    );
     const ssh = trace(rules, { protocol: 'tcp', src: '2001:db8::99', dst: '2001:db8::1', dport: 22 }, node);
-    assert.deepEqual(ssh.outcomes.map((o) => [o.disposition, o.rejectWith]), [['rejected', 'icmp6-port-unreachable']]);
+    assert.deepEqual(
+      ssh.outcomes.map(o => [o.disposition, o.rejectWith]),
+      [['rejected', 'icmp6-port-unreachable']],
+    );
   });
 
   it('refuses an IPv4 packet for an IPv6 ruleset with a clear message', () => {

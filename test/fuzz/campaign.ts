@@ -35,7 +35,7 @@ const seen = new Set<string>();
 let index = 0;
 const start = performance.now();
 fc.check(
-  fc.property(arb, (input) => {
+  fc.property(arb, input => {
     const i = index++;
     try {
       check(input);

@@ -5,7 +5,16 @@
  * A violation throws (an AssertionError or the escaped exception), which the property runner reports.
  */
 import assert from 'node:assert/strict';
-import { buildClusterModel, lintRuleset, parseIptables, probabilitySums, readManifests, synthesizeIptables, tracePacket, type Diagnostic } from '../../src/engine/api.ts';
+import {
+  buildClusterModel,
+  lintRuleset,
+  parseIptables,
+  probabilitySums,
+  readManifests,
+  synthesizeIptables,
+  tracePacket,
+  type Diagnostic,
+} from '../../src/engine/api.ts';
 import { parseNftAny } from '../../src/engine/nftables/parse-nft.ts';
 
 /** A trace's step budget in the fuzz runs, and the wall-clock bound any one input gets (generous: the machine is shared). */
@@ -20,9 +29,15 @@ const PACKETS = [
 
 export function checkDiagnostic(d: Diagnostic, lineCount: number, clipped = true): void {
   const { start, end } = d.range;
-  assert.ok(Number.isInteger(start.line) && start.line >= 0 && start.line <= Math.max(lineCount, 1), `line ${start.line} outside 0..${lineCount}: ${d.message}`);
+  assert.ok(
+    Number.isInteger(start.line) && start.line >= 0 && start.line <= Math.max(lineCount, 1),
+    `line ${start.line} outside 0..${lineCount}: ${d.message}`,
+  );
   assert.ok(Number.isInteger(start.character) && start.character >= 0, `character ${start.character}`);
-  assert.ok(end.line > start.line || (end.line === start.line && end.character >= start.character), `range ends before it starts: ${JSON.stringify(d.range)}`);
+  assert.ok(
+    end.line > start.line || (end.line === start.line && end.character >= start.character),
+    `range ends before it starts: ${JSON.stringify(d.range)}`,
+  );
   assert.ok(typeof d.code === 'string' && d.code.length > 0);
   assert.ok(typeof d.message === 'string' && d.message.length > 0, 'empty message');
   if (!clipped) return;
@@ -48,7 +63,8 @@ export function checkDump(text: string): void {
       continue;
     }
     assert.ok(r.trace.budget!.steps <= FUZZ_BUDGET + 1, `${r.trace.budget!.steps} steps`);
-    for (const s of probabilitySums(r.trace)) assert.equal(s, '1', 'outcome probabilities add up to 1 for every way of deciding the unknowns');
+    for (const s of probabilitySums(r.trace))
+      assert.equal(s, '1', 'outcome probabilities add up to 1 for every way of deciding the unknowns');
   }
   const ms = performance.now() - start;
   assert.ok(ms < FUZZ_MAX_MS, `took ${ms.toFixed(0)} ms`);

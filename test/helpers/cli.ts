@@ -10,6 +10,6 @@ export interface CliResult {
 export function cli(...argv: string[]): CliResult {
   const out: string[] = [];
   const err: string[] = [];
-  const code = run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  const code = run(argv, { out: l => out.push(l), err: l => err.push(l) });
   return { code, out, err };
 }

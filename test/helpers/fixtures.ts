@@ -15,14 +15,18 @@ export function readFixture(...parts: string[]): string {
 
 export function parseClean(text: string, file = 'test.rules', allow: readonly string[] = []): Ruleset {
   const rs = parseIptables(text, { file });
-  const errors = rs.diagnostics.filter((d) => d.severity === 'error' && !allow.includes(d.code));
-  assert.deepEqual(errors.map((d) => `${d.range.start.line + 1}: ${d.code}: ${d.message}`), [], `${file} should parse without errors`);
+  const errors = rs.diagnostics.filter(d => d.severity === 'error' && !allow.includes(d.code));
+  assert.deepEqual(
+    errors.map(d => `${d.range.start.line + 1}: ${d.code}: ${d.message}`),
+    [],
+    `${file} should parse without errors`,
+  );
   return rs;
 }
 
 /** `table:chain#rule` for every matched rule, as the kernel oracle lists `probe_rule_hits`. */
 export function hits(o: TraceOutcome): string[] {
-  return o.steps.map((s) => `${s.table}:${s.chain}#${s.rule}`);
+  return o.steps.map(s => `${s.table}:${s.chain}#${s.rule}`);
 }
 
 const tempDirs: string[] = [];

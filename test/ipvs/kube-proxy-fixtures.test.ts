@@ -29,23 +29,42 @@ function synth(name: string): IpvsProxyState {
   const set = readManifests([{ file: 'inputs.yaml', text: readFileSync(join(d, 'inputs.yaml'), 'utf8') }]);
   // Objects as the apiserver hands them to kube-proxy: nothing predicted.
   const model = buildClusterModel(set, { predict: false });
-  assert.deepEqual(model.diagnostics.filter((x) => x.severity === 'error'), [], `${name}: inputs read cleanly`);
-  const p = JSON.parse(readFileSync(join(d, 'proxier.json'), 'utf8')) as { nodeName: string; nodeIPs: string[]; nodePortAddresses: string[] | null; scheduler: string; clusterCIDR: string | null };
-  return synthesizeIpvs(model, { nodeName: p.nodeName, nodeIPs: p.nodeIPs, nodePortAddresses: p.nodePortAddresses, scheduler: p.scheduler, clusterCIDR: p.clusterCIDR, family: 4 });
+  assert.deepEqual(
+    model.diagnostics.filter(x => x.severity === 'error'),
+    [],
+    `${name}: inputs read cleanly`,
+  );
+  const p = JSON.parse(readFileSync(join(d, 'proxier.json'), 'utf8')) as {
+    nodeName: string;
+    nodeIPs: string[];
+    nodePortAddresses: string[] | null;
+    scheduler: string;
+    clusterCIDR: string | null;
+  };
+  return synthesizeIpvs(model, {
+    nodeName: p.nodeName,
+    nodeIPs: p.nodeIPs,
+    nodePortAddresses: p.nodePortAddresses,
+    scheduler: p.scheduler,
+    clusterCIDR: p.clusterCIDR,
+    family: 4,
+  });
 }
 
 /** `checkIptables`: the chain's rules in nat, then filter, as [jump, --match-set name or null]. */
 function chainRules(state: IpvsProxyState, chain: string): [string, string | null][] {
   return [...state.nat.rules, ...state.filter.rules]
-    .filter((r) => r.split(' ')[1] === chain)
-    .map((r) => {
+    .filter(r => r.split(' ')[1] === chain)
+    .map(r => {
       const w = r.split(' ');
       const set = w.indexOf('--match-set');
       return [w[w.indexOf('-j') + 1]!, set >= 0 ? w[set + 1]! : null];
     });
 }
 
-const cases = readdirSync(DIR).filter((n) => existsSync(join(DIR, n, 'expected.json'))).sort();
+const cases = readdirSync(DIR)
+  .filter(n => existsSync(join(DIR, n, 'expected.json')))
+  .sort();
 
 describe('kube-proxy IPVS proxier_test.go expectations', () => {
   it('has the transcribed cases', () => assert.ok(cases.length >= 15, `${cases.length} cases`));
@@ -55,24 +74,30 @@ describe('kube-proxy IPVS proxier_test.go expectations', () => {
     it(expected.test, () => {
       const state = synth(name);
       if (expected.ipvs) {
-        const got = new Map(state.table.services.map((s) => [serviceKey(s), s]));
-        if (expected.ipvs.exact) assert.deepEqual([...got.keys()].sort(), Object.keys(expected.ipvs.services).sort(), 'virtual servers');
+        const got = new Map(state.table.services.map(s => [serviceKey(s), s]));
+        if (expected.ipvs.exact)
+          assert.deepEqual([...got.keys()].sort(), Object.keys(expected.ipvs.services).sort(), 'virtual servers');
         if (expected.ipvs.count !== undefined) assert.equal(got.size, expected.ipvs.count, 'number of virtual servers');
         for (const [key, rs] of Object.entries(expected.ipvs.services)) {
           const svc = got.get(key);
           assert.ok(svc, `virtual server ${key}`);
           assert.equal(svc.scheduler, 'rr');
           assert.equal(svc.persistent, null);
-          assert.deepEqual(svc.realServers.map((r) => hostPort(r.addr, r.port)).sort(), [...rs].sort(), `real servers of ${key}`);
-          assert.ok(svc.realServers.every((r) => r.weight === 1 && r.forward === 'Masq'));
+          assert.deepEqual(
+            svc.realServers.map(r => hostPort(r.addr, r.port)).sort(),
+            [...rs].sort(),
+            `real servers of ${key}`,
+          );
+          assert.ok(svc.realServers.every(r => r.weight === 1 && r.forward === 'Masq'));
         }
       }
       for (const [set, entries] of Object.entries(expected.ipsets ?? {})) {
-        const got = state.ipsets.find((s) => s.name === set);
+        const got = state.ipsets.find(s => s.name === set);
         assert.ok(got, `ipset ${set}`);
         assert.deepEqual([...got.entries].sort(), [...entries].sort(), `entries of ${set}`);
       }
-      for (const [chain, rules] of Object.entries(expected.chains ?? {})) assert.deepEqual(chainRules(state, chain), rules, `chain ${chain}`);
+      for (const [chain, rules] of Object.entries(expected.chains ?? {}))
+        assert.deepEqual(chainRules(state, chain), rules, `chain ${chain}`);
     });
   }
 

@@ -19,11 +19,25 @@ function rs(addr: string, weight = 1, active: number | null = null, inactive: nu
 }
 
 function svc(scheduler: string, servers: IpvsRealServer[], schedFlags: string[] = []): IpvsService {
-  return { protocol: 'TCP', addr: '10.96.0.10', port: 80, fwmark: null, scheduler, schedFlags, persistent: null, realServers: servers, range: null };
+  return {
+    protocol: 'TCP',
+    addr: '10.96.0.10',
+    port: 80,
+    fwmark: null,
+    scheduler,
+    schedFlags,
+    persistent: null,
+    realServers: servers,
+    range: null,
+  };
 }
 
 function run(s: IpvsService, src = '172.18.0.100', order: RealServerOrder = 'kernel', sport = 40000): ScheduleResult {
-  return scheduleNewConnection({ service: s, client: { src: parseAddr(src)!, sport, dst: parseAddr(s.addr)!, dport: s.port }, order });
+  return scheduleNewConnection({
+    service: s,
+    client: { src: parseAddr(src)!, sport, dst: parseAddr(s.addr)!, dport: s.port },
+    order,
+  });
 }
 
 /** [server, probability] of a single-world answer. */
@@ -31,13 +45,18 @@ function picks(r: ScheduleResult): [string | null, string][] {
   assert.equal(r.kind, 'decided', r.kind === 'unknown' ? r.reason : '');
   if (r.kind !== 'decided') return [];
   assert.equal(r.worlds.length, 1, 'one world');
-  return r.worlds[0]!.picks.map((p) => [p.server?.addr ?? null, format(p.probability)]);
+  return r.worlds[0]!.picks.map(p => [p.server?.addr ?? null, format(p.probability)]);
 }
 
 /** Servers of each world of a multi-world answer. */
 function worlds(r: ScheduleResult): (string | null)[] {
   assert.equal(r.kind, 'decided');
-  return r.kind === 'decided' ? r.worlds.map((w) => { assert.ok(w.condition); return w.picks[0]!.server?.addr ?? null; }) : [];
+  return r.kind === 'decided'
+    ? r.worlds.map(w => {
+        assert.ok(w.condition);
+        return w.picks[0]!.server?.addr ?? null;
+      })
+    : [];
 }
 
 const A = '10.244.1.2';
@@ -46,17 +65,33 @@ const C = '10.244.3.2';
 
 describe('rotation schedulers (unknown rotation position)', () => {
   it('rr gives each real server with weight > 0 probability 1/n, whatever the list order', () => {
-    assert.deepEqual(picks(run(svc('rr', [rs(A), rs(B)]), undefined, 'unknown')), [[A, '1/2'], [B, '1/2']]);
-    assert.deepEqual(picks(run(svc('rr', [rs(A), rs(B), rs(C)]))), [[A, '1/3'], [B, '1/3'], [C, '1/3']]);
+    assert.deepEqual(picks(run(svc('rr', [rs(A), rs(B)]), undefined, 'unknown')), [
+      [A, '1/2'],
+      [B, '1/2'],
+    ]);
+    assert.deepEqual(picks(run(svc('rr', [rs(A), rs(B), rs(C)]))), [
+      [A, '1/3'],
+      [B, '1/3'],
+      [C, '1/3'],
+    ]);
     // ip_vs_rr.c skips weight 0 (quiesced) servers.
-    assert.deepEqual(picks(run(svc('rr', [rs(A), rs(B, 0), rs(C)]))), [[A, '1/2'], [C, '1/2']]);
+    assert.deepEqual(picks(run(svc('rr', [rs(A), rs(B, 0), rs(C)]))), [
+      [A, '1/2'],
+      [C, '1/2'],
+    ]);
     const r = run(svc('rr', [rs(A), rs(B)]));
-    assert.ok(r.kind === 'decided' && r.assumptions.some((a) => /rotation/.test(a)), 'the rotation assumption is stated');
+    assert.ok(r.kind === 'decided' && r.assumptions.some(a => /rotation/.test(a)), 'the rotation assumption is stated');
   });
 
   it('wrr gives weight / total weight', () => {
-    assert.deepEqual(picks(run(svc('wrr', [rs(A, 3), rs(B, 1)]))), [[A, '3/4'], [B, '1/4']]);
-    assert.deepEqual(picks(run(svc('wrr', [rs(A, 2), rs(B, 4), rs(C, 0)]))), [[A, '1/3'], [B, '2/3']]);
+    assert.deepEqual(picks(run(svc('wrr', [rs(A, 3), rs(B, 1)]))), [
+      [A, '3/4'],
+      [B, '1/4'],
+    ]);
+    assert.deepEqual(picks(run(svc('wrr', [rs(A, 2), rs(B, 4), rs(C, 0)]))), [
+      [A, '1/3'],
+      [B, '2/3'],
+    ]);
   });
 
   it('no real server with weight > 0: no destination (ICMP port unreachable)', () => {
@@ -69,7 +104,7 @@ describe('least-connection schedulers: ties go to the first in the kernel list',
   it('lc with zero connections picks the first real server; the assumption is stated', () => {
     const r = run(svc('lc', [rs(A), rs(B)]));
     assert.deepEqual(picks(r), [[A, '1']]);
-    assert.ok(r.kind === 'decided' && r.assumptions.some((a) => /0 active and 0 inactive/.test(a)));
+    assert.ok(r.kind === 'decided' && r.assumptions.some(a => /0 active and 0 inactive/.test(a)));
     assert.match(r.kind === 'decided' ? r.summary : '', /ties go to the first/);
   });
 
@@ -84,8 +119,13 @@ describe('least-connection schedulers: ties go to the first in the kernel list',
 
   it('with the list order unknown, each tied server is a world with its condition; a unique best is decided', () => {
     assert.deepEqual(worlds(run(svc('lc', [rs(A), rs(B), rs(C)]), undefined, 'unknown')), [A, B, C]);
-    assert.deepEqual(worlds(run(svc('lc', [rs(A, 1, 2, 0), rs(B, 1, 1, 0), rs(C, 1, 1, 0)]), undefined, 'unknown')), [B, C]);
-    assert.deepEqual(picks(run(svc('lc', [rs(A, 1, 2, 0), rs(B, 1, 0, 0), rs(C, 1, 1, 0)]), undefined, 'unknown')), [[B, '1']]);
+    assert.deepEqual(worlds(run(svc('lc', [rs(A, 1, 2, 0), rs(B, 1, 1, 0), rs(C, 1, 1, 0)]), undefined, 'unknown')), [
+      B,
+      C,
+    ]);
+    assert.deepEqual(picks(run(svc('lc', [rs(A, 1, 2, 0), rs(B, 1, 0, 0), rs(C, 1, 1, 0)]), undefined, 'unknown')), [
+      [B, '1'],
+    ]);
   });
 
   it('wlc compares overhead / weight by cross-multiplication', () => {
@@ -148,7 +188,9 @@ describe('hash schedulers', () => {
     // 40000 + 0xC0A80A63 → bucket 168 (even) → A, where the port-less bucket 4 also gives A.
     assert.deepEqual(picks(run(svc('sh', [rs(A), rs(B)], ['sh-port']), '192.168.10.99', 'kernel', 40000)), [[A, '1']]);
     // With port 40001 the bucket is 10 (even again) → A; sh with three servers: 10 mod 3 = 1 → B.
-    assert.deepEqual(picks(run(svc('sh', [rs(A), rs(B), rs(C)], ['sh-port']), '192.168.10.99', 'kernel', 40001)), [[B, '1']]);
+    assert.deepEqual(picks(run(svc('sh', [rs(A), rs(B), rs(C)], ['sh-port']), '192.168.10.99', 'kernel', 40001)), [
+      [B, '1'],
+    ]);
   });
 
   it('sh with the list order unknown: any server can hold the bucket; each is a world', () => {
@@ -169,20 +211,35 @@ describe('hash schedulers', () => {
 
   it('hsiphash (64-bit) reproduces the kernel test vectors', () => {
     const key: [bigint, bigint] = [0x0706050403020100n, 0x0f0e0d0c0b0a0908n];
-    const vectors = [0x050fc4dc, 0x7d57ca93, 0x4dc7d44d, 0xe7ddf7fb, 0x88d38328, 0x49533b67, 0xc59f22a7, 0x9bb11140, 0x8d299a8e, 0x6c063de4, 0x92ff097f, 0xf94dc352, 0x57b4d9a2, 0x1229ffa7, 0xc0f95d34, 0x2a519956];
-    vectors.forEach((v, len) => assert.equal(hsiphash64(Uint8Array.from({ length: len }, (_, i) => i), key), v, `length ${len}`));
+    const vectors = [
+      0x050fc4dc, 0x7d57ca93, 0x4dc7d44d, 0xe7ddf7fb, 0x88d38328, 0x49533b67, 0xc59f22a7, 0x9bb11140, 0x8d299a8e,
+      0x6c063de4, 0x92ff097f, 0xf94dc352, 0x57b4d9a2, 0x1229ffa7, 0xc0f95d34, 0x2a519956,
+    ];
+    vectors.forEach((v, len) =>
+      assert.equal(
+        hsiphash64(
+          Uint8Array.from({ length: len }, (_, i) => i),
+          key,
+        ),
+        v,
+        `length ${len}`,
+      ),
+    );
   });
 
   it('mh fills the 4093-slot Maglev table and looks up source address + port (mh-port)', () => {
     const lookup = mhLookup([rs(A), rs(B)]);
     assert.equal(lookup.length, MH_TABLE_SIZE);
-    assert.deepEqual([lookup.filter((x) => x === 0).length, lookup.filter((x) => x === 1).length], [2047, 2046]);
+    assert.deepEqual([lookup.filter(x => x === 0).length, lookup.filter(x => x === 1).length], [2047, 2046]);
     // Slots and servers from the independent Python port: 172.18.0.100:40000 → slot 2440 → A,
     // 10.244.1.2:40000 → slot 3461 → B, in either list order.
     const s = svc('mh', [rs(A), rs(B)], ['mh-port']);
     const r = run(s, '172.18.0.100', 'kernel', 40000);
     assert.deepEqual(picks(r), [[A, '1']]);
-    assert.match(r.kind === 'decided' ? r.worlds[0]!.picks[0]!.why : '', /source 172\.18\.0\.100 port 40000 hashes to slot 2440 of 4093/);
+    assert.match(
+      r.kind === 'decided' ? r.worlds[0]!.picks[0]!.why : '',
+      /source 172\.18\.0\.100 port 40000 hashes to slot 2440 of 4093/,
+    );
     assert.deepEqual(picks(run(s, '10.244.1.2', 'kernel', 40000)), [[B, '1']]);
     assert.deepEqual(picks(run(s, '172.18.0.100', 'unknown', 40000)), [[A, '1']], 'the same whatever the list order');
   });
@@ -194,7 +251,12 @@ describe('schedulers that depend on state the files do not show', () => {
     const r = run(s);
     assert.equal(r.kind, 'unknown');
     assert.match(r.kind === 'unknown' ? r.reason : '', /cached for the destination address 10\.96\.0\.10/);
-    const fresh = scheduleNewConnection({ service: s, client: { src: parseAddr('1.2.3.4')!, sport: 1, dst: parseAddr('10.96.0.10')!, dport: 80 }, order: 'kernel', localityCache: 'empty' });
+    const fresh = scheduleNewConnection({
+      service: s,
+      client: { src: parseAddr('1.2.3.4')!, sport: 1, dst: parseAddr('10.96.0.10')!, dport: 80 },
+      order: 'kernel',
+      localityCache: 'empty',
+    });
     assert.deepEqual(picks(fresh), [[B, '1']]);
     assert.equal(run(svc('lblcr', [rs(A)])).kind, 'unknown');
   });
@@ -212,7 +274,8 @@ describe('schedulers that depend on state the files do not show', () => {
         const r = run(svc(name, [rs(A, 2, 1, 3), rs(B, 1, 0, 0), rs(C, 3, 2, 1)]), '172.18.0.100', order);
         assert.equal(r.kind, 'decided', name);
         if (r.kind !== 'decided') continue;
-        for (const w of r.worlds) assert.equal(format(w.picks.reduce((s, p) => add(s, p.probability), ZERO)), '1', `${name} ${order}`);
+        for (const w of r.worlds)
+          assert.equal(format(w.picks.reduce((s, p) => add(s, p.probability), ZERO)), '1', `${name} ${order}`);
       }
     }
     assert.equal(format(rational(2n, 4n)), '1/2');

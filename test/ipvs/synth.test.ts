@@ -21,7 +21,13 @@ import { ROOT } from '../helpers/fixtures.ts';
 
 function example(dir: string) {
   const d = join(ROOT, 'examples', dir);
-  return buildClusterModel(readManifests(readdirSync(d).filter((f) => f.endsWith('.yaml')).map((f) => ({ file: f, text: readFileSync(join(d, f), 'utf8') }))));
+  return buildClusterModel(
+    readManifests(
+      readdirSync(d)
+        .filter(f => f.endsWith('.yaml'))
+        .map(f => ({ file: f, text: readFileSync(join(d, f), 'utf8') })),
+    ),
+  );
 }
 
 const lines = (text: string) => text.split('\n');
@@ -53,11 +59,14 @@ describe('seed 002 example: kind with kubeProxyMode ipvs', () => {
         '',
       ].join('\n'),
     );
-    assert.deepEqual(lines(renderIpvsadmRules(st.table)).slice(0, 2), ['-A -t 172.18.0.3:30080 -s rr', '-a -t 172.18.0.3:30080 -r 10.244.1.2:80 -m -w 1']);
+    assert.deepEqual(lines(renderIpvsadmRules(st.table)).slice(0, 2), [
+      '-A -t 172.18.0.3:30080 -s rr',
+      '-a -t 172.18.0.3:30080 -r 10.244.1.2:80 -m -w 1',
+    ]);
     assert.deepEqual(st.bound, ['10.96.0.11']);
   });
 
-  it('fills the ipsets; the hairpin set holds only this node\'s endpoint', () => {
+  it("fills the ipsets; the hairpin set holds only this node's endpoint", () => {
     const text = renderIpsetSave(st);
     for (const l of [
       'create KUBE-LOOP-BACK hash:ip,port,ip family inet hashsize 1024 maxelem 65536',
@@ -67,9 +76,10 @@ describe('seed 002 example: kind with kubeProxyMode ipvs', () => {
       'add KUBE-NODE-PORT-TCP 30080',
       'create KUBE-IPVS-IPS hash:ip family inet hashsize 1024 maxelem 65536',
       'add KUBE-IPVS-IPS 10.96.0.11',
-    ]) assert.ok(lines(text).includes(l), `missing: ${l}`);
-    assert.ok(!text.includes('10.244.2.2,tcp:80,10.244.2.2'), 'the other node\'s endpoint is not hairpinned here');
-    assert.equal(lines(text).filter((l) => l.startsWith('create ')).length, 17, 'all 17 sets are created, empty or not');
+    ])
+      assert.ok(lines(text).includes(l), `missing: ${l}`);
+    assert.ok(!text.includes('10.244.2.2,tcp:80,10.244.2.2'), "the other node's endpoint is not hairpinned here");
+    assert.equal(lines(text).filter(l => l.startsWith('create ')).length, 17, 'all 17 sets are created, empty or not');
     assert.deepEqual(parseIpsetSave(text).diagnostics, []);
   });
 
@@ -78,7 +88,11 @@ describe('seed 002 example: kind with kubeProxyMode ipvs', () => {
       renderIpvsRestore(st),
       [
         '*nat',
-        ':KUBE-SERVICES - [0:0]', ':KUBE-POSTROUTING - [0:0]', ':KUBE-NODE-PORT - [0:0]', ':KUBE-LOAD-BALANCER - [0:0]', ':KUBE-MARK-MASQ - [0:0]',
+        ':KUBE-SERVICES - [0:0]',
+        ':KUBE-POSTROUTING - [0:0]',
+        ':KUBE-NODE-PORT - [0:0]',
+        ':KUBE-LOAD-BALANCER - [0:0]',
+        ':KUBE-MARK-MASQ - [0:0]',
         '-A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN',
         '-A KUBE-POSTROUTING -m comment --comment "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose" -m set --match-set KUBE-LOOP-BACK dst,dst,src -j MASQUERADE',
         '-A KUBE-NODE-PORT -p tcp -m comment --comment "Kubernetes nodeport TCP port for masquerade purpose" -m set --match-set KUBE-NODE-PORT-TCP dst -j KUBE-MARK-MASQ',
@@ -92,7 +106,12 @@ describe('seed 002 example: kind with kubeProxyMode ipvs', () => {
         '-A KUBE-MARK-MASQ -j MARK --or-mark 0x004000',
         'COMMIT',
         '*filter',
-        ':KUBE-FORWARD - [0:0]', ':KUBE-NODE-PORT - [0:0]', ':KUBE-PROXY-FIREWALL - [0:0]', ':KUBE-SOURCE-RANGES-FIREWALL - [0:0]', ':KUBE-IPVS-FILTER - [0:0]', ':KUBE-IPVS-OUT-FILTER - [0:0]',
+        ':KUBE-FORWARD - [0:0]',
+        ':KUBE-NODE-PORT - [0:0]',
+        ':KUBE-PROXY-FIREWALL - [0:0]',
+        ':KUBE-SOURCE-RANGES-FIREWALL - [0:0]',
+        ':KUBE-IPVS-FILTER - [0:0]',
+        ':KUBE-IPVS-OUT-FILTER - [0:0]',
         '-A KUBE-SOURCE-RANGES-FIREWALL -j DROP',
         '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x004000/0x004000 -j ACCEPT',
         '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
@@ -120,11 +139,19 @@ describe('seed 002 example: kind with kubeProxyMode ipvs', () => {
       '-A KUBE-SERVICES ! -s 10.244.0.0/16 -m comment --comment "Kubernetes service cluster ip + port for masquerade purpose" -m set --match-set KUBE-CLUSTER-IP dst,dst -j KUBE-MARK-MASQ',
       '-A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set KUBE-IPVS-IPS dst -j REJECT --reject-with icmp-port-unreachable',
       '-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000',
-    ]) assert.ok(lines(save).includes(l), `missing: ${l}`);
-    const input = lines(save).filter((l) => l.startsWith('-A INPUT '));
-    assert.deepEqual(input.map((l) => l.split(' -j ')[1]), ['KUBE-IPVS-FILTER', 'KUBE-PROXY-FIREWALL', 'KUBE-NODE-PORT'], 'each jump is prepended, so the last ensured comes first');
+    ])
+      assert.ok(lines(save).includes(l), `missing: ${l}`);
+    const input = lines(save).filter(l => l.startsWith('-A INPUT '));
+    assert.deepEqual(
+      input.map(l => l.split(' -j ')[1]),
+      ['KUBE-IPVS-FILTER', 'KUBE-PROXY-FIREWALL', 'KUBE-NODE-PORT'],
+      'each jump is prepended, so the last ensured comes first',
+    );
     const rs = parseIptables(save, { file: 'save' });
-    assert.deepEqual(rs.diagnostics.filter((d) => d.severity === 'error'), []);
+    assert.deepEqual(
+      rs.diagnostics.filter(d => d.severity === 'error'),
+      [],
+    );
   });
 });
 
@@ -203,8 +230,12 @@ describe('a cluster with affinity, mh, Local policy, UDP NodePorts, external IPs
       'TCP  10.96.0.20:80 mh (mh-port) persistent 10800',
       'UDP  192.0.2.53:53 mh (mh-port)',
       'UDP  192.168.0.11:30053 mh (mh-port)',
-    ]) assert.ok(lines(list).includes(l), `missing: ${l}`);
-    const rsOf = (key: string) => st.table.services.find((s) => `${s.protocol} ${s.addr}:${s.port}` === key)!.realServers.map((r) => `${r.addr}:${r.port}`);
+    ])
+      assert.ok(lines(list).includes(l), `missing: ${l}`);
+    const rsOf = (key: string) =>
+      st.table.services
+        .find(s => `${s.protocol} ${s.addr}:${s.port}` === key)!
+        .realServers.map(r => `${r.addr}:${r.port}`);
     assert.deepEqual(rsOf('TCP 10.96.0.20:80'), ['10.244.1.5:8080', '10.244.2.5:8080'], 'ClusterIP: all endpoints');
     assert.deepEqual(rsOf('TCP 198.51.100.7:80'), ['10.244.1.5:8080'], 'Local policy: this node only');
     assert.deepEqual(rsOf('UDP 192.168.0.11:30053'), ['10.244.2.9:53'], 'Cluster policy');
@@ -225,9 +256,15 @@ describe('a cluster with affinity, mh, Local policy, UDP NodePorts, external IPs
       'add KUBE-EXTERNAL-IP 192.0.2.53,udp:53',
       'add KUBE-HEALTH-CHECK-NODE-PORT 32000',
       'add KUBE-LOOP-BACK 10.244.1.5,tcp:8080,10.244.1.5',
-    ]) assert.ok(lines(text).includes(l), `missing: ${l}`);
-    assert.ok(!lines(text).some((l) => l.startsWith('add KUBE-LOAD-BALANCER-SOURCE-IP')), 'the node is not in the source ranges');
-    assert.ok(lines(renderIpsetSave(st, { protocolQualifiedPorts: true })).includes('add KUBE-NODE-PORT-UDP udp:30053'));
+    ])
+      assert.ok(lines(text).includes(l), `missing: ${l}`);
+    assert.ok(
+      !lines(text).some(l => l.startsWith('add KUBE-LOAD-BALANCER-SOURCE-IP')),
+      'the node is not in the source ranges',
+    );
+    assert.ok(
+      lines(renderIpsetSave(st, { protocolQualifiedPorts: true })).includes('add KUBE-NODE-PORT-UDP udp:30053'),
+    );
   });
 
   it('writes the Local, external-IP, firewall and node-access rules', () => {
@@ -241,12 +278,20 @@ describe('a cluster with affinity, mh, Local policy, UDP NodePorts, external IPs
       '-A KUBE-SOURCE-RANGES-FIREWALL -m comment --comment "Kubernetes service load balancer ip + port + source cidr for packet filter purpose" -m set --match-set KUBE-LOAD-BALANCER-SOURCE-CIDR dst,dst,src -j RETURN',
       // libxt_ipvs prints --vproto as a number and --vaddr with its mask.
       '-A KUBE-IPVS-OUT-FILTER -s 198.51.100.7/32 -m ipvs --vproto 6 --vaddr 198.51.100.7/32 --vport 80 -j DROP',
-    ]) assert.ok(save.includes(l), `missing: ${l}`);
-    assert.ok(renderIpvsRestore(st).includes('-A KUBE-IPVS-OUT-FILTER -s 198.51.100.7 -m ipvs --vaddr 198.51.100.7 --vproto tcp --vport 80 -j DROP'));
+    ])
+      assert.ok(save.includes(l), `missing: ${l}`);
+    assert.ok(
+      renderIpvsRestore(st).includes(
+        '-A KUBE-IPVS-OUT-FILTER -s 198.51.100.7 -m ipvs --vaddr 198.51.100.7 --vproto tcp --vport 80 -j DROP',
+      ),
+    );
   });
 
   it('a node inside the source ranges may reach the load-balancer IP (KUBE-LOAD-BALANCER-SOURCE-IP)', () => {
-    const inside = buildClusterModel(readManifests([{ file: 'c.yaml', text: CLUSTER.replace('203.0.113.0/24', '192.168.0.0/24') }]), { predict: false });
+    const inside = buildClusterModel(
+      readManifests([{ file: 'c.yaml', text: CLUSTER.replace('203.0.113.0/24', '192.168.0.0/24') }]),
+      { predict: false },
+    );
     const s2 = synthesizeIpvs(inside, { nodeName: 'n1' });
     assert.ok(lines(renderIpsetSave(s2)).includes('add KUBE-LOAD-BALANCER-SOURCE-IP 198.51.100.7,tcp:80,198.51.100.7'));
     assert.ok(!renderIpvsRestore(s2).includes('KUBE-IPVS-OUT-FILTER -s'));

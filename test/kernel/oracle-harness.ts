@@ -61,9 +61,9 @@ export function kernelFixtures(): KernelFixture[] {
   const root = join(FIXTURES, 'kernel');
   if (!existsSync(root)) return [];
   return readdirSync(root)
-    .filter((d) => existsSync(join(root, d, 'oracle.json')) && existsSync(join(root, d, 'rules')))
+    .filter(d => existsSync(join(root, d, 'oracle.json')) && existsSync(join(root, d, 'rules')))
     .sort()
-    .map((name) => ({
+    .map(name => ({
       name,
       dir: join(root, name),
       rules: readFileSync(join(root, name, 'rules'), 'utf8'),
@@ -82,7 +82,7 @@ export function nodeFor(run: OracleRun): NodeConfig {
     addresses: [run.node_ip],
     interfaces: [
       { name: nodeIf, addresses: [`${run.node_ip}/${o.node_prefix ?? 32}`] },
-      { name: 'lo', addresses: (o.local_ips ?? []).map((ip) => `${ip}/32`) },
+      { name: 'lo', addresses: (o.local_ips ?? []).map(ip => `${ip}/32`) },
       ...Object.entries(run.pods).map(([, veth]) => ({ name: veth, addresses: o.pod_gw ? [`${o.pod_gw}/32`] : [] })),
     ],
     routes: Object.entries(run.pods).map(([ip, veth]) => ({ dst: `${ip}/32`, iface: veth })),
@@ -117,11 +117,16 @@ export function differences(r: OracleResult, o: TraceOutcome): string[] {
   const local = r.probe.from === 'local';
   const expected =
     r.verdict === 'delivered' || r.verdict === 'forwarded'
-      ? local ? ['output', 'forwarded'] : ['forwarded']
-      : r.verdict === 'local' ? ['local']
-      : r.verdict === 'rejected' ? ['rejected']
-      : ['dropped'];
-  if (!expected.includes(o.disposition)) diffs.push(`disposition: kernel ${r.verdict}, engine ${o.disposition}${o.reason ? ` (${o.reason})` : ''}`);
+      ? local
+        ? ['output', 'forwarded']
+        : ['forwarded']
+      : r.verdict === 'local'
+        ? ['local']
+        : r.verdict === 'rejected'
+          ? ['rejected']
+          : ['dropped'];
+  if (!expected.includes(o.disposition))
+    diffs.push(`disposition: kernel ${r.verdict}, engine ${o.disposition}${o.reason ? ` (${o.reason})` : ''}`);
   if (r.verdict === 'delivered' && r.delivered_to) {
     const [addr, port] = r.delivered_to.split(/:(?=\d+$)/);
     const got = o.packet.dport !== null ? `${o.packet.dst}:${o.packet.dport}` : o.packet.dst;
@@ -129,11 +134,16 @@ export function differences(r: OracleResult, o: TraceOutcome): string[] {
     if (got !== want) diffs.push(`destination: kernel ${r.delivered_to}, engine ${got}`);
   }
   // Locally delivered packets carry the source the node's own socket sees too (after MASQUERADE on lo).
-  if ((r.verdict === 'delivered' || r.verdict === 'forwarded' || r.verdict === 'local') && r.src_seen && o.packet.src !== r.src_seen) {
+  if (
+    (r.verdict === 'delivered' || r.verdict === 'forwarded' || r.verdict === 'local') &&
+    r.src_seen &&
+    o.packet.src !== r.src_seen
+  ) {
     diffs.push(`source seen: kernel ${r.src_seen}, engine ${o.packet.src}`);
   }
-  const kh = r.probe_rule_hits.map((h) => `${h.table}:${h.chain}#${h.rule}`);
-  const eh = o.steps.map((s) => `${s.table}:${s.chain}#${s.rule}`);
-  if (kh.join(' ') !== eh.join(' ')) diffs.push(`rule hits:\n      kernel ${kh.join(' ')}\n      engine ${eh.join(' ')}`);
+  const kh = r.probe_rule_hits.map(h => `${h.table}:${h.chain}#${h.rule}`);
+  const eh = o.steps.map(s => `${s.table}:${s.chain}#${s.rule}`);
+  if (kh.join(' ') !== eh.join(' '))
+    diffs.push(`rule hits:\n      kernel ${kh.join(' ')}\n      engine ${eh.join(' ')}`);
   return diffs;
 }

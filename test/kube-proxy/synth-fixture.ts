@@ -49,9 +49,9 @@ export interface KubeFixture {
 export function kubeFixtures(): KubeFixture[] {
   const root = join(FIXTURES, 'kube-proxy');
   return readdirSync(root)
-    .filter((d) => existsSync(join(root, d, 'inputs.yaml')) && existsSync(join(root, d, 'proxier.json')))
+    .filter(d => existsSync(join(root, d, 'inputs.yaml')) && existsSync(join(root, d, 'proxier.json')))
     .sort()
-    .map((name) => {
+    .map(name => {
       const dir = join(root, name);
       const read = (f: string) => (existsSync(join(dir, f)) ? readFileSync(join(dir, f), 'utf8') : null);
       const proxier = JSON.parse(read('proxier.json')!) as ProxierConfig;
@@ -66,14 +66,19 @@ export function kubeFixtures(): KubeFixture[] {
           const set = readManifests([{ file: `${name}/inputs.yaml`, text: read('inputs.yaml')! }]);
           const model = buildClusterModel(set, { predict: false });
           const v6 = proxier.ipFamily === 'IPv6';
-          const nodeIPs = v6 ? proxier.packetFlow.nodeIPs.filter((ip) => ip.includes(':')) : [proxier.nodeIP, ...proxier.packetFlow.nodeIPs.filter((ip) => !ip.includes(':') && ip !== proxier.nodeIP)];
+          const nodeIPs = v6
+            ? proxier.packetFlow.nodeIPs.filter(ip => ip.includes(':'))
+            : [proxier.nodeIP, ...proxier.packetFlow.nodeIPs.filter(ip => !ip.includes(':') && ip !== proxier.nodeIP)];
           return synthesizeIptables(model, {
             nodeName: proxier.nodeName,
             nodeIPs,
             family: v6 ? 6 : 4,
             masqueradeMark: proxier.masqueradeMark,
             randomFully: proxier.iptablesHasRandomFully,
-            nfacct: { ctStateInvalid: !!proxier.nfAcctCounters?.ct_state_invalid_dropped_pkts, localhostNodePorts: !!proxier.nfAcctCounters?.localhost_nps_accepted_pkts },
+            nfacct: {
+              ctStateInvalid: !!proxier.nfAcctCounters?.ct_state_invalid_dropped_pkts,
+              localhostNodePorts: !!proxier.nfAcctCounters?.localhost_nps_accepted_pkts,
+            },
             conntrackTCPLiberal: proxier.conntrackTCPLiberal,
             clusterCIDR: proxier.localDetector.mode === 'ClusterCIDR' ? (proxier.localDetector.cidr ?? null) : null,
             masqueradeAll: proxier.masqueradeAll,

@@ -17,23 +17,36 @@ const flows = JSON.parse(readFixture('kube-proxy', dir, 'flows.json')) as Flow[]
 // kube-proxy's fake writes multi-word comments unquoted; iptables-restore would reject those words, and the
 // parser says so, but the rules themselves read the same.
 const rs = parseClean(readFixture('kube-proxy', dir, 'expected.rules'), `${dir}/expected.rules`, ['unknown-option']);
-const nodeIPs = proxier.packetFlow.nodeIPs.filter((ip) => !ip.includes(':'));
+const nodeIPs = proxier.packetFlow.nodeIPs.filter(ip => !ip.includes(':'));
 
 describe('kube-proxy TestTracePacket', () => {
   for (const f of flows) {
     it(f.name, () => {
-      const r = tracePacket(rs, { protocol: (f.protocol || 'tcp').toLowerCase(), src: f.sourceIP, dst: f.destIP, dport: f.destPort }, { node: { addresses: nodeIPs } });
+      const r = tracePacket(
+        rs,
+        { protocol: (f.protocol || 'tcp').toLowerCase(), src: f.sourceIP, dst: f.destIP, dport: f.destPort },
+        { node: { addresses: nodeIPs } },
+      );
       assert.ok(r.ok, r.ok ? '' : r.error);
       const outcomes = r.trace.outcomes;
-      const dnats = outcomes.map((o) => o.dnat).filter((d): d is string => d !== null);
+      const dnats = outcomes.map(o => o.dnat).filter((d): d is string => d !== null);
       let got: string;
       if (dnats.length) got = [...new Set(dnats)].sort().join(', ');
-      else if (outcomes.every((o) => o.disposition === 'dropped')) got = 'DROP';
-      else if (outcomes.every((o) => o.disposition === 'rejected')) got = 'REJECT';
-      else if (outcomes.every((o) => o.disposition === 'local' && o.steps.some((s) => s.verdict === 'ACCEPT' && s.chain === 'KUBE-NODEPORTS'))) got = 'ACCEPT';
+      else if (outcomes.every(o => o.disposition === 'dropped')) got = 'DROP';
+      else if (outcomes.every(o => o.disposition === 'rejected')) got = 'REJECT';
+      else if (
+        outcomes.every(
+          o => o.disposition === 'local' && o.steps.some(s => s.verdict === 'ACCEPT' && s.chain === 'KUBE-NODEPORTS'),
+        )
+      )
+        got = 'ACCEPT';
       else got = '';
       assert.equal(got, f.output.split(', ').sort().join(', '));
-      assert.equal(outcomes.some((o) => o.masquerade), f.masq, 'masquerade on some path');
+      assert.equal(
+        outcomes.some(o => o.masquerade),
+        f.masq,
+        'masquerade on some path',
+      );
     });
   }
 });

@@ -17,7 +17,13 @@ import { ROOT } from '../helpers/fixtures.ts';
 
 function model(dir: string) {
   const d = join(ROOT, 'examples', dir);
-  return buildClusterModel(readManifests(readdirSync(d).filter((f) => f.endsWith('.yaml')).map((f) => ({ file: f, text: readFileSync(join(d, f), 'utf8') }))));
+  return buildClusterModel(
+    readManifests(
+      readdirSync(d)
+        .filter(f => f.endsWith('.yaml'))
+        .map(f => ({ file: f, text: readFileSync(join(d, f), 'utf8') })),
+    ),
+  );
 }
 
 describe('seed 003 from manifests', () => {
@@ -25,11 +31,14 @@ describe('seed 003 from manifests', () => {
 
   it('reads the manifests without diagnostics and predicts MetalLB addresses in order', () => {
     assert.deepEqual(m.diagnostics, []);
-    assert.deepEqual(m.servicePorts.map((sp) => [sp.servicePortName, sp.lbIPs[0]]), [
-      ['default/svc1:svc1-webport', '172.18.255.200'],
-      ['default/svc2:svc2-webport', '172.18.255.201'],
-      ['default/svc3:svc3-webport', '172.18.255.202'],
-    ]);
+    assert.deepEqual(
+      m.servicePorts.map(sp => [sp.servicePortName, sp.lbIPs[0]]),
+      [
+        ['default/svc1:svc1-webport', '172.18.255.200'],
+        ['default/svc2:svc2-webport', '172.18.255.201'],
+        ['default/svc3:svc3-webport', '172.18.255.202'],
+      ],
+    );
   });
 
   it('writes the seed chain names and rules for myk8s-worker', () => {
@@ -54,8 +63,19 @@ describe('seed 003 from manifests', () => {
     const r = traceFromManifests(m, { protocol: 'tcp', src: '172.18.0.100', dst: '172.18.255.200', dport: 80 });
     assert.ok(r.ok, r.ok ? '' : r.error);
     assert.equal(r.value.node, 'myk8s-worker');
-    assert.match(r.value.hops[1]!.reason, /sorted by sha256\(node \+ "#172\.18\.255\.200"\) are myk8s-worker, myk8s-worker2, myk8s-worker3 \(myk8s-control-plane excluded/);
-    const rows = r.value.trace.outcomes.map((o, i) => [o.probabilityExact, o.disposition, o.dnat, o.snat, o.masquerade, r.value.destinations[i]!.pod, r.value.destinations[i]!.node]);
+    assert.match(
+      r.value.hops[1]!.reason,
+      /sorted by sha256\(node \+ "#172\.18\.255\.200"\) are myk8s-worker, myk8s-worker2, myk8s-worker3 \(myk8s-control-plane excluded/,
+    );
+    const rows = r.value.trace.outcomes.map((o, i) => [
+      o.probabilityExact,
+      o.disposition,
+      o.dnat,
+      o.snat,
+      o.masquerade,
+      r.value.destinations[i]!.pod,
+      r.value.destinations[i]!.node,
+    ]);
     assert.deepEqual(rows, [
       ['1/2', 'forwarded', '10.10.1.11:80', '172.18.0.4', true, 'default/webpod2', 'myk8s-worker2'],
       ['1/2', 'forwarded', '10.10.4.12:80', '172.18.0.4', true, 'default/webpod1', 'myk8s-worker'],
@@ -66,7 +86,10 @@ describe('seed 003 from manifests', () => {
     const r = traceFromManifests(m, { protocol: 'tcp', src: '10.10.4.12', dst: '172.18.255.201', dport: 80 });
     assert.ok(r.ok, r.ok ? '' : r.error);
     assert.equal(r.value.node, 'myk8s-worker');
-    assert.deepEqual(r.value.trace.outcomes.map((o) => [o.dnat, o.masquerade]).sort(), [['10.10.1.11:80', true], ['10.10.4.12:80', true]]);
+    assert.deepEqual(r.value.trace.outcomes.map(o => [o.dnat, o.masquerade]).sort(), [
+      ['10.10.1.11:80', true],
+      ['10.10.4.12:80', true],
+    ]);
   });
 });
 
@@ -76,7 +99,16 @@ describe('seed 000 from manifests', () => {
     assert.deepEqual(m.diagnostics, []);
     const r = traceFromManifests(m, { protocol: 'tcp', src: '192.168.10.99', dst: '192.168.10.11', dport: 30042 });
     assert.ok(r.ok, r.ok ? '' : r.error);
-    assert.deepEqual(r.value.trace.outcomes.map((o) => [o.probabilityExact, o.disposition, o.dnat, o.masquerade]), [['1', 'forwarded', '10.100.119.7:80', true]]);
-    assert.deepEqual(r.value.trace.outcomes[0]!.steps.map((s) => s.chain).filter((c) => c.startsWith('KUBE-')).slice(0, 5).map((c) => c.replace(/-[A-Z2-7]{16}$/, '')), ['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-EXT', 'KUBE-MARK-MASQ', 'KUBE-EXT']);
+    assert.deepEqual(
+      r.value.trace.outcomes.map(o => [o.probabilityExact, o.disposition, o.dnat, o.masquerade]),
+      [['1', 'forwarded', '10.100.119.7:80', true]],
+    );
+    assert.deepEqual(
+      r.value.trace.outcomes[0]!.steps.map(s => s.chain)
+        .filter(c => c.startsWith('KUBE-'))
+        .slice(0, 5)
+        .map(c => c.replace(/-[A-Z2-7]{16}$/, '')),
+      ['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-EXT', 'KUBE-MARK-MASQ', 'KUBE-EXT'],
+    );
   });
 });

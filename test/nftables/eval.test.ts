@@ -9,7 +9,10 @@ import { parseRuleset, probabilitySums, tracePacket, type Trace } from '../../sr
 
 function trace(text: string, packet: Parameters<typeof tracePacket>[1]): Trace {
   const parsed = parseRuleset(text, { file: 't.nft' });
-  assert.deepEqual(parsed.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message), []);
+  assert.deepEqual(
+    parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.message),
+    [],
+  );
   const r = tracePacket(parsed.ruleset, packet, { node: { addresses: ['172.18.0.4'] } });
   assert.ok(r.ok, r.ok ? '' : r.error);
   return r.trace;
@@ -19,9 +22,12 @@ const pkt = { protocol: 'tcp', src: '203.0.113.9', dst: '172.18.0.4', dport: 80,
 
 describe('nftables evaluation', () => {
   it('numgen random mod 3: the kernel draws value i for ⌈2^32(i+1)/3⌉ − ⌈2^32·i/3⌉ of the 2^32 random numbers', () => {
-    const t = trace('table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  numgen random mod 3 vmap { 0 : drop, 1 : accept, 2 : jump x }\n }\n chain x { reject }\n}\n', pkt);
+    const t = trace(
+      'table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  numgen random mod 3 vmap { 0 : drop, 1 : accept, 2 : jump x }\n }\n chain x { reject }\n}\n',
+      pkt,
+    );
     // 1431655766 / 2^32 for value 0 (reduced: 715827883/2147483648), 1431655765 / 2^32 for values 1 and 2.
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.probabilityExact]).sort(), [
+    assert.deepEqual(t.outcomes.map(o => [o.disposition, o.probabilityExact]).sort(), [
       ['dropped', '715827883/2147483648'],
       ['local', '1431655765/4294967296'],
       ['rejected', '1431655765/4294967296'],
@@ -30,40 +36,62 @@ describe('nftables evaluation', () => {
   });
 
   it('an expression it does not model forks into "matches" and "does not match", never a guess', () => {
-    const t = trace('table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  jhash ip saddr mod 2 seed 0x1 == 0 drop\n }\n}\n', pkt);
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.assumptions.map((a) => a.assumed)]).sort(), [['dropped', ['matches']], ['local', ['does not match']]]);
+    const t = trace(
+      'table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  jhash ip saddr mod 2 seed 0x1 == 0 drop\n }\n}\n',
+      pkt,
+    );
+    assert.deepEqual(t.outcomes.map(o => [o.disposition, o.assumptions.map(a => a.assumed)]).sort(), [
+      ['dropped', ['matches']],
+      ['local', ['does not match']],
+    ]);
     assert.equal(t.unknown, true);
   });
 
   it('limit is assumed not exceeded, and the trace says so', () => {
-    const t = trace('table inet t {\n chain c { type filter hook input priority 0; policy drop;\n  limit rate 10/second accept\n }\n}\n', pkt);
+    const t = trace(
+      'table inet t {\n chain c { type filter hook input priority 0; policy drop;\n  limit rate 10/second accept\n }\n}\n',
+      pkt,
+    );
     assert.equal(t.outcomes[0]!.disposition, 'local');
     assert.match(t.outcomes[0]!.notes.join('\n'), /assumed not exceeded/);
   });
 
   it('queue is unknown: a userspace program decides', () => {
-    const t = trace('table inet t {\n chain c { type filter hook input priority 0; policy accept;\n  tcp dport 80 queue num 1\n }\n}\n', pkt);
+    const t = trace(
+      'table inet t {\n chain c { type filter hook input priority 0; policy accept;\n  tcp dport 80 queue num 1\n }\n}\n',
+      pkt,
+    );
     assert.equal(t.outcomes[0]!.disposition, 'unknown');
   });
 
   it('arp, bridge and netdev tables are read and the trace says they are not evaluated', () => {
-    const t = trace('table netdev n {\n chain i { type filter hook ingress device "eth0" priority 0; policy drop;\n }\n}\ntable inet t {\n chain c { type filter hook input priority 0; policy accept;\n }\n}\n', pkt);
+    const t = trace(
+      'table netdev n {\n chain i { type filter hook ingress device "eth0" priority 0; policy drop;\n }\n}\ntable inet t {\n chain c { type filter hook input priority 0; policy accept;\n }\n}\n',
+      pkt,
+    );
     assert.equal(t.outcomes[0]!.disposition, 'local');
     assert.match(t.warnings.join('\n'), /not evaluated: table netdev n/);
   });
 
   it('dnat ip to in an inet table rewrites IPv4 packets only', () => {
-    const text = 'table inet t {\n chain p { type nat hook prerouting priority dstnat; policy accept;\n  tcp dport 80 dnat ip to 10.1.0.5:8080\n }\n}\n';
+    const text =
+      'table inet t {\n chain p { type nat hook prerouting priority dstnat; policy accept;\n  tcp dport 80 dnat ip to 10.1.0.5:8080\n }\n}\n';
     assert.equal(trace(text, pkt).outcomes[0]!.dnat, '10.1.0.5:8080');
   });
 });
 
 describe('nftables hostile values', () => {
   it('a shift far wider than the register is a diagnostic, not a giant number or an exception', () => {
-    const parsed = parseRuleset('table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  meta mark set meta mark << 99999999999999999999 accept\n }\n}\n', { file: 't.nft' });
+    const parsed = parseRuleset(
+      'table ip t {\n chain c { type filter hook input priority 0; policy accept;\n  meta mark set meta mark << 99999999999999999999 accept\n }\n}\n',
+      { file: 't.nft' },
+    );
     const r = tracePacket(parsed.ruleset, pkt, { node: { addresses: ['172.18.0.4'] } });
     assert.ok(r.ok);
-    assert.ok(parsed.diagnostics.some((d) => d.severity === 'error'), parsed.diagnostics.map((d) => d.message).join('; '));
+    assert.ok(
+      parsed.diagnostics.some(d => d.severity === 'error'),
+      parsed.diagnostics.map(d => d.message).join('; '),
+    );
   });
 });
 
@@ -82,6 +110,9 @@ describe('nftables conntrack expressions', () => {
       '',
     ].join('\n');
     const t = trace(text, { ...pkt, dport: 8080 });
-    assert.deepEqual(t.outcomes.map((o) => [o.disposition, o.dnat, o.steps.at(-1)?.chain, o.steps.at(-1)?.verdict]), [['forwarded', '10.1.0.5:80', 'f', 'accept']]);
+    assert.deepEqual(
+      t.outcomes.map(o => [o.disposition, o.dnat, o.steps.at(-1)?.chain, o.steps.at(-1)?.verdict]),
+      [['forwarded', '10.1.0.5:80', 'f', 'accept']],
+    );
   });
 });

@@ -43,7 +43,13 @@ export interface NftOracleResult {
 export interface NftOracleRun {
   source: string;
   kernel: string;
-  options: { node_ip: string; node_ip6?: string; random_probes?: string[]; local_ips?: string[]; uplink_ips?: string[] };
+  options: {
+    node_ip: string;
+    node_ip6?: string;
+    random_probes?: string[];
+    local_ips?: string[];
+    uplink_ips?: string[];
+  };
   pods: Record<string, string>;
   results: NftOracleResult[];
 }
@@ -62,28 +68,44 @@ export function nftFixtures(): NftFixture[] {
   const root = join(FIXTURES, 'kernel-nft');
   if (!existsSync(root)) return [];
   return readdirSync(root)
-    .filter((d) => existsSync(join(root, d, 'oracle.json')))
+    .filter(d => existsSync(join(root, d, 'oracle.json')))
     .sort()
-    .map((name) => {
+    .map(name => {
       const dir = join(root, name);
-      const forms = Object.fromEntries(FORMS.map((f) => [f, readFileSync(join(dir, f), 'utf8')])) as NftFixture['forms'];
-      const probes = readFileSync(join(dir, 'probes.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as NftProbe);
-      return { name, dir, probes, forms, run: JSON.parse(readFileSync(join(dir, 'oracle.json'), 'utf8')) as NftOracleRun };
+      const forms = Object.fromEntries(FORMS.map(f => [f, readFileSync(join(dir, f), 'utf8')])) as NftFixture['forms'];
+      const probes = readFileSync(join(dir, 'probes.jsonl'), 'utf8')
+        .split('\n')
+        .filter(l => l.trim())
+        .map(l => JSON.parse(l) as NftProbe);
+      return {
+        name,
+        dir,
+        probes,
+        forms,
+        run: JSON.parse(readFileSync(join(dir, 'oracle.json'), 'utf8')) as NftOracleRun,
+      };
     });
 }
 
 /** The oracle's topology (its README, "Topology"): node on eth0, one routed veth per pod. */
 export function nftNodeFor(run: NftOracleRun): NodeConfig {
-  const addrs = [run.options.node_ip, ...(run.options.uplink_ips ?? []), ...(run.options.node_ip6 ? [run.options.node_ip6] : [])];
+  const addrs = [
+    run.options.node_ip,
+    ...(run.options.uplink_ips ?? []),
+    ...(run.options.node_ip6 ? [run.options.node_ip6] : []),
+  ];
   return {
     uplink: 'eth0',
     addresses: addrs,
     interfaces: [
-      { name: 'eth0', addresses: addrs.map((a) => `${a}/${a.includes(':') ? 128 : 32}`) },
-      { name: 'lo', addresses: (run.options.local_ips ?? []).map((ip) => `${ip}/${ip.includes(':') ? 128 : 32}`) },
-      ...Object.values(run.pods).map((veth) => ({ name: veth, addresses: [] })),
+      { name: 'eth0', addresses: addrs.map(a => `${a}/${a.includes(':') ? 128 : 32}`) },
+      { name: 'lo', addresses: (run.options.local_ips ?? []).map(ip => `${ip}/${ip.includes(':') ? 128 : 32}`) },
+      ...Object.values(run.pods).map(veth => ({ name: veth, addresses: [] })),
     ],
-    routes: Object.entries(run.pods).map(([ip, veth]) => ({ dst: `${ip}/${ip.includes(':') ? 128 : 32}`, iface: veth })),
+    routes: Object.entries(run.pods).map(([ip, veth]) => ({
+      dst: `${ip}/${ip.includes(':') ? 128 : 32}`,
+      iface: veth,
+    })),
   };
 }
 
@@ -94,7 +116,9 @@ export function nftPacketFor(run: NftOracleRun, p: NftProbe): PacketInput {
   return {
     protocol,
     src: p.src,
-    ...(p.sport !== undefined && (p.proto === 'tcp' || p.proto === 'udp' || p.proto === 'sctp') ? { sport: p.sport } : {}),
+    ...(p.sport !== undefined && (p.proto === 'tcp' || p.proto === 'udp' || p.proto === 'sctp')
+      ? { sport: p.sport }
+      : {}),
     dst: p.dst,
     ...(p.dport !== undefined ? { dport: p.dport } : {}),
     from,
@@ -104,7 +128,10 @@ export function nftPacketFor(run: NftOracleRun, p: NftProbe): PacketInput {
   };
 }
 
-function hitText(h: { family?: string; table: string; chain: string; rule: number; line?: number | null; verdict: string }, withLine: boolean): string {
+function hitText(
+  h: { family?: string; table: string; chain: string; rule: number; line?: number | null; verdict: string },
+  withLine: boolean,
+): string {
   return `${h.family ?? '?'} ${h.table} ${h.chain} #${h.rule}${withLine ? ` line ${h.line ?? '?'}` : ''} ${h.verdict}`;
 }
 
@@ -114,15 +141,22 @@ export function kernelOutcome(r: NftOracleResult, withLine: boolean): string {
   const disp = r.verdict === 'delivered' || r.verdict === 'forwarded' ? (local ? 'out' : 'forwarded') : r.verdict;
   const dst = r.verdict === 'delivered' ? (r.delivered_to ?? '') : '';
   const src = r.verdict === 'delivered' || r.verdict === 'forwarded' ? (r.src_seen ?? '') : '';
-  return `${disp} dst=${dst} src=${src} | ${r.probe_rule_hits.map((h) => hitText(h, withLine)).join(' | ')}`;
+  return `${disp} dst=${dst} src=${src} | ${r.probe_rule_hits.map(h => hitText(h, withLine)).join(' | ')}`;
 }
 
 /** The engine's outcome as the same kind of line. */
 export function engineOutcome(o: TraceOutcome, r: NftOracleResult, withLine: boolean): string {
-  const disp = o.disposition === 'output' || (o.disposition === 'forwarded' && r.probe.from === 'local') ? 'out' : o.disposition;
+  const disp =
+    o.disposition === 'output' || (o.disposition === 'forwarded' && r.probe.from === 'local') ? 'out' : o.disposition;
   const delivered = r.verdict === 'delivered';
   const v6 = o.packet.family === 6;
-  const dst = delivered ? (o.packet.dport !== null && r.delivered_to?.match(/:\d+$/) ? (v6 ? `[${o.packet.dst}]:${o.packet.dport}` : `${o.packet.dst}:${o.packet.dport}`) : o.packet.dst) : '';
+  const dst = delivered
+    ? o.packet.dport !== null && r.delivered_to?.match(/:\d+$/)
+      ? v6
+        ? `[${o.packet.dst}]:${o.packet.dport}`
+        : `${o.packet.dst}:${o.packet.dport}`
+      : o.packet.dst
+    : '';
   const src = disp === 'forwarded' || disp === 'out' ? o.packet.src : '';
-  return `${disp} dst=${dst} src=${src} | ${o.steps.map((s) => hitText({ ...s, family: s.family ?? '?' }, withLine)).join(' | ')}`;
+  return `${disp} dst=${dst} src=${src} | ${o.steps.map(s => hitText({ ...s, family: s.family ?? '?' }, withLine)).join(' | ')}`;
 }

@@ -8,7 +8,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseRuleset, probabilitySums, tracePacket } from '../../src/engine/api.ts';
-import { FORMS, type NftOracleResult, engineOutcome, kernelOutcome, nftFixtures, nftNodeFor, nftPacketFor } from './kernel-nft-harness.ts';
+import {
+  FORMS,
+  type NftOracleResult,
+  engineOutcome,
+  kernelOutcome,
+  nftFixtures,
+  nftNodeFor,
+  nftPacketFor,
+} from './kernel-nft-harness.ts';
 
 const fixtures = nftFixtures();
 
@@ -17,7 +25,8 @@ describe('nftables rulesets against the kernel', () => {
     assert.ok(fixtures.length >= 8, `${fixtures.length} fixtures`);
     const probes = fixtures.reduce((n, f) => n + f.probes.length, 0);
     assert.ok(probes >= 150, `${probes} probes`);
-    for (const f of fixtures) assert.match(f.run.source, /Linux kernel/, `${f.name}: oracle.json must come from a kernel run`);
+    for (const f of fixtures)
+      assert.match(f.run.source, /Linux kernel/, `${f.name}: oracle.json must come from a kernel run`);
   });
 
   for (const fx of fixtures) {
@@ -28,9 +37,16 @@ describe('nftables rulesets against the kernel', () => {
       for (const form of FORMS) {
         it(`${form}: reads without errors and every probe fares as in the kernel`, () => {
           const parsed = parseRuleset(fx.forms[form], { file: form });
-          const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
-          assert.deepEqual(errors.map((d) => `${d.range.start.line + 1}: ${d.message}`), [], `${form} has errors`);
-          assert.equal(parsed.format, form === 'ruleset.json' ? 'nft-json' : form === 'ruleset.nft' ? 'nft-script' : 'nft-text');
+          const errors = parsed.diagnostics.filter(d => d.severity === 'error');
+          assert.deepEqual(
+            errors.map(d => `${d.range.start.line + 1}: ${d.message}`),
+            [],
+            `${form} has errors`,
+          );
+          assert.equal(
+            parsed.format,
+            form === 'ruleset.json' ? 'nft-json' : form === 'ruleset.nft' ? 'nft-script' : 'nft-text',
+          );
           const withLine = form === 'ruleset.nft';
           const node = nftNodeFor(fx.run);
           const failures: string[] = [];
@@ -42,19 +58,33 @@ describe('nftables rulesets against the kernel', () => {
               failures.push(`${p.name}: ${t.error}`);
               continue;
             }
-            const engine = t.trace.outcomes.map((o) => engineOutcome(o, results[0]!, withLine));
+            const engine = t.trace.outcomes.map(o => engineOutcome(o, results[0]!, withLine));
             // A sampled packet whose nftrace was lost (DNATed, yet no rule hit reported; the oracle's monitor
             // missed it) is left out when other samples of the same destination carry their hits.
-            const traced = results.filter((r) => r.probe_rule_hits.length > 0 || !results.some((q) => q !== r && q.delivered_to === r.delivered_to && q.probe_rule_hits.length > 0));
-            const kernel = [...new Set(traced.map((r) => kernelOutcome(r, withLine)))];
-            if (probabilitySums(t.trace).some((s) => s !== '1')) failures.push(`${p.name}: probabilities do not sum to 1`);
+            const traced = results.filter(
+              r =>
+                r.probe_rule_hits.length > 0 ||
+                !results.some(q => q !== r && q.delivered_to === r.delivered_to && q.probe_rule_hits.length > 0),
+            );
+            const kernel = [...new Set(traced.map(r => kernelOutcome(r, withLine)))];
+            if (probabilitySums(t.trace).some(s => s !== '1'))
+              failures.push(`${p.name}: probabilities do not sum to 1`);
             if (!random.has(p.name)) {
-              if (engine.length !== 1 || engine[0] !== kernel[0]) failures.push(`${p.name}:\n    kernel ${kernel[0]}\n    engine ${engine.join('\n       or ')}`);
+              if (engine.length !== 1 || engine[0] !== kernel[0])
+                failures.push(`${p.name}:\n    kernel ${kernel[0]}\n    engine ${engine.join('\n       or ')}`);
               continue;
             }
-            for (const k of kernel) if (!engine.includes(k)) failures.push(`${p.name} (random): kernel outcome not among the engine's:\n    kernel ${k}\n    engine ${engine.join('\n       or ')}`);
+            for (const k of kernel)
+              if (!engine.includes(k))
+                failures.push(
+                  `${p.name} (random): kernel outcome not among the engine's:\n    kernel ${k}\n    engine ${engine.join('\n       or ')}`,
+                );
             // Every branch the engine follows was also drawn by the kernel in its samples.
-            for (const e of engine) if (!kernel.includes(e)) failures.push(`${p.name} (random): engine outcome never seen in ${results.length} kernel samples:\n    engine ${e}`);
+            for (const e of engine)
+              if (!kernel.includes(e))
+                failures.push(
+                  `${p.name} (random): engine outcome never seen in ${results.length} kernel samples:\n    engine ${e}`,
+                );
           }
           assert.deepEqual(failures, []);
         });

@@ -25,20 +25,30 @@ function outputOf(o: TraceOutcome): string {
   return o.dnat ?? '';
 }
 
-for (const [family, file] of [['v4', 'trace-packet-v4.nft'], ['v6', 'trace-packet-v6.nft']] as const) {
+for (const [family, file] of [
+  ['v4', 'trace-packet-v4.nft'],
+  ['v6', 'trace-packet-v6.nft'],
+] as const) {
   describe(`kube-proxy TestTracePacket${family.toUpperCase()}`, () => {
     const parsed = parseRuleset(readFixture('kube-proxy-nft', file), { file });
     it('reads the rules without errors', () => {
       assert.equal(parsed.format, 'nft-script');
-      assert.deepEqual(parsed.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message), []);
+      assert.deepEqual(
+        parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.message),
+        [],
+      );
     });
     for (const c of cases[family]) {
       it(c.name, () => {
-        const r = tracePacket(parsed.ruleset, { protocol: 'tcp', src: c.sourceIP, dst: c.destIP, dport: c.destPort, from: 'outside', in: 'eth0' }, { node: { addresses: cases.nodeIPs, uplink: 'eth0' } });
+        const r = tracePacket(
+          parsed.ruleset,
+          { protocol: 'tcp', src: c.sourceIP, dst: c.destIP, dport: c.destPort, from: 'outside', in: 'eth0' },
+          { node: { addresses: cases.nodeIPs, uplink: 'eth0' } },
+        );
         assert.ok(r.ok, r.ok ? '' : r.error);
         const outputs = [...new Set(r.trace.outcomes.map(outputOf))].sort();
         assert.equal(outputs.join(', '), c.output);
-        const masq = r.trace.outcomes.some((o) => o.masquerade || (Number(o.packet.mark) & 0x4000) !== 0);
+        const masq = r.trace.outcomes.some(o => o.masquerade || (Number(o.packet.mark) & 0x4000) !== 0);
         assert.equal(masq, c.masq);
       });
     }

@@ -14,21 +14,32 @@ export interface NormalizeOptions {
 export function normalize(rs: NftRuleset, opts: NormalizeOptions = {}): unknown {
   // nft 1.0.6's JSON prints no comments of tables and chains (rules, sets and elements keep theirs).
   // Set elements are unordered: nft lists them in its own (hash or interval) order.
-  const tables = rs.tables.map((t) => ({
+  const tables = rs.tables.map(t => ({
     ...t,
     comment: undefined,
-    chains: t.chains.map((c) => ({ ...c, comment: undefined })),
-    sets: t.sets.map((s) => ({ ...s, elements: [...s.elements].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)) })),
+    chains: t.chains.map(c => ({ ...c, comment: undefined })),
+    sets: t.sets.map(s => ({
+      ...s,
+      elements: [...s.elements].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)),
+    })),
   }));
   return JSON.parse(
     JSON.stringify(tables, (k, v: unknown) => {
-      if (k === 'range' || k === 'handle' || k === 'typeofKey' || k === 'typeofData' || k === 'autoMerge' || k === 'expires') return undefined;
+      if (
+        k === 'range' ||
+        k === 'handle' ||
+        k === 'typeofKey' ||
+        k === 'typeofData' ||
+        k === 'autoMerge' ||
+        k === 'expires'
+      )
+        return undefined;
       // Named objects are parsed and noted, not evaluated; text and JSON spell their properties differently.
       if (k === 'props') return undefined;
       // nft 1.0.6's JSON prints no device of a netdev base chain.
       if (k === 'devices') return undefined;
       if (k === 'priority' && v && typeof v === 'object') return { value: (v as { value: number }).value };
-      if (k === 'flags' && Array.isArray(v)) return v.filter((f) => f !== 'dynamic');
+      if (k === 'flags' && Array.isArray(v)) return v.filter(f => f !== 'dynamic');
       if (opts.counters && (k === 'packets' || k === 'bytes')) return undefined;
       return v;
     }),

@@ -18,8 +18,16 @@ test('named priorities per family (nft(8) table of standard priority names)', ()
 
 test('findTable keys on family and name', () => {
   const r = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
-  const t = (family: 'ip' | 'ip6', name: string) =>
-    ({ family, name, range: r, flags: [], chains: [], sets: [], flowtables: [], objects: [] });
+  const t = (family: 'ip' | 'ip6', name: string) => ({
+    family,
+    name,
+    range: r,
+    flags: [],
+    chains: [],
+    sets: [],
+    flowtables: [],
+    objects: [],
+  });
   const rs: NftRuleset = { source: 'text', tables: [t('ip', 'filter'), t('ip6', 'filter')] };
   assert.equal(findTable(rs, 'ip6', 'filter'), rs.tables[1]);
   assert.equal(findTable(rs, 'inet', 'filter'), undefined);

@@ -10,10 +10,21 @@ import { detectRulesetFormat } from '../../src/engine/nftables/parse-detect.ts';
 import { readFixture } from '../helpers/fixtures.ts';
 import { normalize } from './nft-normalize.ts';
 
-const NAMES = ['kube-proxy', 'kube-proxy-generated', 'host-firewall', 'firewalld-style', 'forwarding', 'nat-router', 'blocklist', 'ip6'];
+const NAMES = [
+  'kube-proxy',
+  'kube-proxy-generated',
+  'host-firewall',
+  'firewalld-style',
+  'forwarding',
+  'nat-router',
+  'blocklist',
+  'ip6',
+];
 
 function clean(r: NftParseResult, what: string): NftParseResult {
-  const errors = r.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.range.start.line + 1}:${d.range.start.character + 1} ${d.code}: ${d.message}`);
+  const errors = r.diagnostics
+    .filter(d => d.severity === 'error')
+    .map(d => `${d.range.start.line + 1}:${d.range.start.character + 1} ${d.code}: ${d.message}`);
   assert.deepEqual(errors, [], `${what} parses without errors`);
   return r;
 }
@@ -38,14 +49,26 @@ describe('nftables golden listings from nft 1.0.6', () => {
     it(`${name}: handles from -a and JSON agree`, () => {
       const listA = parseNftText(readFixture('nftables', 'golden', `${name}.list-a.nft`));
       const json = parseNftJson(readFixture('nftables', 'golden', `${name}.json`));
-      const handles = (r: NftParseResult) => r.ruleset.tables.map((t) => [t.handle, t.chains.map((c) => [c.handle, c.rules.map((x) => x.handle)]), t.sets.map((s) => s.handle)]);
+      const handles = (r: NftParseResult) =>
+        r.ruleset.tables.map(t => [
+          t.handle,
+          t.chains.map(c => [c.handle, c.rules.map(x => x.handle)]),
+          t.sets.map(s => s.handle),
+        ]);
       assert.deepEqual(handles(listA), handles(json));
-      assert.ok(listA.ruleset.tables.every((t) => t.handle !== undefined && t.chains.every((c) => c.rules.every((r) => typeof r.handle === 'number'))));
+      assert.ok(
+        listA.ruleset.tables.every(
+          t => t.handle !== undefined && t.chains.every(c => c.rules.every(r => typeof r.handle === 'number')),
+        ),
+      );
     });
 
     it(`${name}: nft -n (numeric) output and the input script parse without errors, same rule count`, () => {
       const list = parseNftText(readFixture('nftables', 'golden', `${name}.list.nft`));
-      const numeric = clean(parseNftText(readFixture('nftables', 'golden', `${name}.list-n.nft`)), `${name}.list-n.nft`);
+      const numeric = clean(
+        parseNftText(readFixture('nftables', 'golden', `${name}.list-n.nft`)),
+        `${name}.list-n.nft`,
+      );
       const script = clean(parseNftScript(readFixture('nftables', `${name}.nft`)), `${name}.nft`);
       assert.equal(ruleCount(numeric), ruleCount(list));
       assert.equal(ruleCount(script), ruleCount(list));
@@ -64,8 +87,12 @@ describe('nftables golden listings from nft 1.0.6', () => {
       // nft itself changes a few things when it loads a script: it sets a dynamic set's size (65535).
       const script = clean(parseNftScript(readFixture('nftables', `${name}.nft`)), `${name}.nft`);
       const list = parseNftText(readFixture('nftables', 'golden', `${name}.list.nft`));
-      const dropSize = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'size' ? undefined : v))) as unknown;
-      assert.deepEqual(dropSize(normalize(script.ruleset, { counters: true })), dropSize(normalize(list.ruleset, { counters: true })));
+      const dropSize = (x: unknown) =>
+        JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'size' ? undefined : v))) as unknown;
+      assert.deepEqual(
+        dropSize(normalize(script.ruleset, { counters: true })),
+        dropSize(normalize(list.ruleset, { counters: true })),
+      );
     });
   }
 });

@@ -14,14 +14,16 @@ export function describeHeader(ip: IpMatch): string[] {
   const out: string[] = [];
   if (ip.src) out.push(`source ${ip.src.negated ? 'not ' : ''}${netText(ip.src.value)}`);
   if (ip.dst) out.push(`destination ${ip.dst.negated ? 'not ' : ''}${netText(ip.dst.value)}`);
-  if (ip.proto) out.push(`protocol ${ip.proto.negated ? 'not ' : ''}${(ip.protoName ?? String(ip.proto.value)).toUpperCase()}`);
+  if (ip.proto)
+    out.push(`protocol ${ip.proto.negated ? 'not ' : ''}${(ip.protoName ?? String(ip.proto.value)).toUpperCase()}`);
   const iface = (dir: string, v: NonNullable<IpMatch['inIface']>) => {
     const name = v.value.wildcard ? `any interface starting with ${v.value.name.slice(0, -1)}` : v.value.name;
     return `${dir} ${v.negated ? 'not ' : ''}${name}`;
   };
   if (ip.inIface) out.push(iface('arriving on', ip.inIface));
   if (ip.outIface) out.push(iface('leaving by', ip.outIface));
-  if (ip.fragment) out.push(ip.fragment.negated ? 'not a non-first fragment' : 'a non-first fragment (no ports to match)');
+  if (ip.fragment)
+    out.push(ip.fragment.negated ? 'not a non-first fragment' : 'a non-first fragment (no ports to match)');
   return out;
 }
 

@@ -24,7 +24,10 @@ export function hoverAt(index: DumpIndex, line: number, character: number): Hove
   }
   const at = chainAt(index, line, character);
   if (at && span) {
-    const start = at.token.role === 'target' && at.token.optionStart !== undefined && character < at.token.start ? at.token.optionStart : at.token.start;
+    const start =
+      at.token.role === 'target' && at.token.optionStart !== undefined && character < at.token.start
+        ? at.token.optionStart
+        : at.token.start;
     return { markdown: chainHover(index, span.table, at.name), range: lineSpan(line, start, at.token.end) };
   }
   const rule = index.ruleAt(line);
@@ -33,7 +36,8 @@ export function hoverAt(index: DumpIndex, line: number, character: number): Hove
   for (let m = jump.exec(text); m; m = jump.exec(text)) {
     const start = m.index + (m[0].startsWith(' ') || m[0].startsWith('\t') ? 1 : 0);
     const end = m.index + m[0].length;
-    if (character >= start && character <= end) return { markdown: targetHover(m[2]!, rule), range: lineSpan(line, start, end) };
+    if (character >= start && character <= end)
+      return { markdown: targetHover(m[2]!, rule), range: lineSpan(line, start, end) };
   }
   if (rule) return { markdown: ruleHover(index, rule), range: rule.range };
   return null;

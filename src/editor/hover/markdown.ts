@@ -5,7 +5,7 @@
 const SPECIAL = /[\\`*_{}[\]()#+\-.!|<>~&"']/g;
 
 export function escapeMarkdown(text: string): string {
-  return text.replace(SPECIAL, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+  return text.replace(SPECIAL, c => `\\${c}`).replace(/\r?\n/g, ' ');
 }
 
 /** A code span that can hold backticks (CommonMark: a longer fence than any run inside). */

@@ -8,10 +8,10 @@ import { code, escapeMarkdown } from './markdown.ts';
 
 /** Targets by what they do, for the hover's first line (iptables-extensions(8), "TARGET EXTENSIONS"). */
 const ROLE: Record<string, string> = {
-  DNAT: 'rewrites the destination address (and port) of the connection; only a connection\'s first packet sees nat, conntrack translates the rest',
+  DNAT: "rewrites the destination address (and port) of the connection; only a connection's first packet sees nat, conntrack translates the rest",
   SNAT: 'rewrites the source address (and port) of the connection',
   MASQUERADE: 'rewrites the source to the address of the interface the packet leaves by',
-  REDIRECT: 'sends the packet to the node itself (DNAT to the incoming interface\'s address)',
+  REDIRECT: "sends the packet to the node itself (DNAT to the incoming interface's address)",
   NETMAP: 'maps a whole network onto another, host bits kept',
   REJECT: 'drops the packet and answers the sender with an error',
   MARK: 'sets the packet mark (nfmark), which later rules, routing and tc can read',
@@ -32,10 +32,17 @@ export function targetHover(name: string, rule: Rule | undefined): string {
     return lines.join('\n');
   }
   const mod = TARGETS.get(name);
-  lines.push(`**${escapeMarkdown(name)}** — ${mod ? 'target extension' : 'target not modelled: a trace that reaches it ends as unknown'}`);
+  lines.push(
+    `**${escapeMarkdown(name)}** — ${mod ? 'target extension' : 'target not modelled: a trace that reaches it ends as unknown'}`,
+  );
   if (ROLE[name]) lines.push('', `${ROLE[name]}.`);
-  if (rule?.target && rule.target.kind === 'target') lines.push('', `Here: ${escapeMarkdown(describeTarget(rule.target))}.`);
-  if (mod?.tables) lines.push('', `Allowed in table${mod.tables.length > 1 ? 's' : ''} ${mod.tables.map(code).join(', ')}${mod.hooks ? `, chains ${mod.hooks.map(code).join(', ')}` : ''}.`);
+  if (rule?.target && rule.target.kind === 'target')
+    lines.push('', `Here: ${escapeMarkdown(describeTarget(rule.target))}.`);
+  if (mod?.tables)
+    lines.push(
+      '',
+      `Allowed in table${mod.tables.length > 1 ? 's' : ''} ${mod.tables.map(code).join(', ')}${mod.hooks ? `, chains ${mod.hooks.map(code).join(', ')}` : ''}.`,
+    );
   return lines.join('\n');
 }
 
@@ -44,7 +51,11 @@ export function tableHover(name: string): string {
   if (!hooks) return `**${escapeMarkdown(name)}** is not a netfilter table (raw, mangle, nat, filter, security).`;
   const list = Object.entries(hooks.hooks).map(([h, p]) => `${code(h)} (priority ${p})`);
   const lines = [`**table ${name}** — hooks ${list.join(', ')}`];
-  if (hooks.kind === 'nat') lines.push('', 'Only the first packet of a connection traverses nat; conntrack applies the translation it chose to the rest.');
+  if (hooks.kind === 'nat')
+    lines.push(
+      '',
+      'Only the first packet of a connection traverses nat; conntrack applies the translation it chose to the rest.',
+    );
   if (name === 'raw') lines.push('', 'Runs before connection tracking: the place for NOTRACK / CT.');
   if (name === 'mangle') lines.push('', 'For changing packets (marks, TTL, DSCP); runs on every hook.');
   return lines.join('\n');

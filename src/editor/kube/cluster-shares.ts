@@ -18,7 +18,11 @@ export function clusterShares(view: ClusterView, sp: ServicePortInfo): ClusterSh
   const probe = clusterIPProbe(view, sp);
   if (probe) {
     const r = traceProbe(view, probe);
-    if (r.ok) return { shares: sharesOfTrace(r, sp.namespace), how: `traced: a process on ${r.value.node} connecting to ${probe.target}` };
+    if (r.ok)
+      return {
+        shares: sharesOfTrace(r, sp.namespace),
+        how: `traced: a process on ${r.value.node} connecting to ${probe.target}`,
+      };
   }
   const shares = svcChainShares(view, sp);
   return shares ? { shares, how: 'from the `-m statistic` rules of its KUBE-SVC chain' } : null;

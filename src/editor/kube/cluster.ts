@@ -4,7 +4,16 @@
  * model (traces per Service port, synthesized dumps per node). A new edit makes a new view; nothing here
  * is ever updated in place.
  */
-import { type ClusterModel, type ManifestSet, type NodeInfo, type PodInfo, type ServiceM, type ServicePortInfo, buildClusterModel, readManifests } from '../../engine/api.ts';
+import {
+  type ClusterModel,
+  type ManifestSet,
+  type NodeInfo,
+  type PodInfo,
+  type ServiceM,
+  type ServicePortInfo,
+  buildClusterModel,
+  readManifests,
+} from '../../engine/api.ts';
 
 export interface ManifestFile {
   /** The file's URI as a string: manifest locations (`loc.file`) carry it, so ranges map back to documents. */
@@ -35,11 +44,17 @@ export class ClusterView {
     const configured = this.model.kubeProxy.mode;
     if (modeSetting === 'iptables' || modeSetting === 'ipvs') {
       this.mode = modeSetting;
-      this.modeNote = modeSetting !== configured ? `packetlens.kubeProxy.mode is ${modeSetting}; the manifests configure ${configured} mode` : null;
+      this.modeNote =
+        modeSetting !== configured
+          ? `packetlens.kubeProxy.mode is ${modeSetting}; the manifests configure ${configured} mode`
+          : null;
     } else {
       const wanted = modeSetting === 'nftables' ? 'nftables' : configured;
       this.mode = wanted === 'ipvs' ? 'ipvs' : 'iptables';
-      this.modeNote = wanted === 'nftables' ? "kube-proxy's nftables mode is not modelled: the rules shown are iptables mode's" : null;
+      this.modeNote =
+        wanted === 'nftables'
+          ? "kube-proxy's nftables mode is not modelled: the rules shown are iptables mode's"
+          : null;
     }
   }
 
@@ -52,12 +67,12 @@ export class ClusterView {
   }
 
   servicesIn(file: string): ServiceM[] {
-    return this.model.services.filter((s) => s.loc.file === file);
+    return this.model.services.filter(s => s.loc.file === file);
   }
 
   /** The Service's ports as the model expanded them (none for headless and ExternalName Services). */
   portsOf(service: ServiceM): ServicePortInfo[] {
-    return this.model.servicePorts.filter((sp) => sp.service === service);
+    return this.model.servicePorts.filter(sp => sp.service === service);
   }
 
   portIndex(sp: ServicePortInfo): number {
@@ -65,7 +80,7 @@ export class ClusterView {
   }
 
   node(name: string | null): NodeInfo | undefined {
-    return name === null ? undefined : this.model.nodes.find((n) => n.name === name);
+    return name === null ? undefined : this.model.nodes.find(n => n.name === name);
   }
 
   pod(qualified: string | null): PodInfo | undefined {
@@ -73,12 +88,12 @@ export class ClusterView {
     const slash = qualified.indexOf('/');
     const ns = qualified.slice(0, slash);
     const name = qualified.slice(slash + 1);
-    return this.model.pods.find((p) => p.namespace === ns && p.name === name);
+    return this.model.pods.find(p => p.namespace === ns && p.name === name);
   }
 
   /** The first node that runs ordinary pods (a worker), else the first node: the stand-in client of ClusterIP traces. */
   workerNode(): NodeInfo | undefined {
-    return this.model.nodes.find((n) => !n.controlPlane) ?? this.model.nodes[0];
+    return this.model.nodes.find(n => !n.controlPlane) ?? this.model.nodes[0];
   }
 
   /**
@@ -87,17 +102,25 @@ export class ClusterView {
    */
   predictedEndpoints(sp: ServicePortInfo): string | null {
     const parts: string[] = [];
-    const assumed = this.model.predictions.filter((p) => p.field === 'node');
-    if (assumed.length) parts.push(`${assumed[0]!.reason} (${assumed.map((p) => p.value).join(', ')})`);
-    const placed = new Set(sp.endpoints.map((e) => this.pod(e.podName ? `${sp.namespace}/${e.podName}` : null)).filter((p) => p?.predicted).map((p) => p!.owner));
+    const assumed = this.model.predictions.filter(p => p.field === 'node');
+    if (assumed.length) parts.push(`${assumed[0]!.reason} (${assumed.map(p => p.value).join(', ')})`);
+    const placed = new Set(
+      sp.endpoints
+        .map(e => this.pod(e.podName ? `${sp.namespace}/${e.podName}` : null))
+        .filter(p => p?.predicted)
+        .map(p => p!.owner),
+    );
     if (placed.size) parts.push(`pods of ${[...placed].join(', ')} placed by replica count`);
     return parts.length ? `predicted: ${parts.join('; ')}` : null;
   }
 
   /** The prediction that filled in `field` of a Service (`clusterIP`, `loadBalancer IP`) or of one port (`nodePort`). */
   prediction(sp: ServicePortInfo, field: 'clusterIP' | 'loadBalancer IP' | 'nodePort'): string | null {
-    const subject = field === 'nodePort' ? `Service ${sp.namespace}/${sp.name}:${sp.portName || sp.port}` : `Service ${sp.namespace}/${sp.name}`;
-    return this.model.predictions.find((p) => p.subject === subject && p.field === field)?.reason ?? null;
+    const subject =
+      field === 'nodePort'
+        ? `Service ${sp.namespace}/${sp.name}:${sp.portName || sp.port}`
+        : `Service ${sp.namespace}/${sp.name}`;
+    return this.model.predictions.find(p => p.subject === subject && p.field === field)?.reason ?? null;
   }
 }
 

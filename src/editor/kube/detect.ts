@@ -48,6 +48,6 @@ export function clusterRoot(documentPath: string, kubeDirs: ReadonlySet<string>,
 /** The distinct cluster folders of a workspace: the root of every Kubernetes file, minus roots nested in others. */
 export function clusterRoots(kubeFiles: readonly string[], top: string): string[] {
   const dirs = new Set(kubeFiles.map(dirOf));
-  const roots = [...new Set(kubeFiles.map((f) => clusterRoot(f, dirs, top)))].sort();
-  return roots.filter((r) => !roots.some((o) => o !== r && isUnder(r, o)));
+  const roots = [...new Set(kubeFiles.map(f => clusterRoot(f, dirs, top)))].sort();
+  return roots.filter(r => !roots.some(o => o !== r && isUnder(r, o)));
 }

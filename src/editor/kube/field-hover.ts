@@ -4,7 +4,13 @@
  * policies (which nodes have endpoints to send to, and who keeps the client address), the selector (which
  * pods it matches), session affinity (what sticks, for how long) and the ClusterIP.
  */
-import { type NodeInfo, type ServiceM, type ServicePortInfo, l2Announcer, serviceChainNames } from '../../engine/api.ts';
+import {
+  type NodeInfo,
+  type ServiceM,
+  type ServicePortInfo,
+  l2Announcer,
+  serviceChainNames,
+} from '../../engine/api.ts';
 import { code, escapeMarkdown } from '../hover/markdown.ts';
 import { type ClusterView, hostPort } from './cluster.ts';
 import { clusterShares } from './cluster-shares.ts';
@@ -17,7 +23,7 @@ function list(items: readonly string[], max = 8): string {
 }
 
 function nodeNames(nodes: readonly NodeInfo[]): string[] {
-  return nodes.map((n) => code(n.name));
+  return nodes.map(n => code(n.name));
 }
 
 /** Nodes with a ready endpoint of the port (and the pods on each), and nodes without one. */
@@ -31,29 +37,46 @@ function localEndpoints(view: ClusterView, sp: ServicePortInfo): { with: string[
   }
   return {
     with: [...byNode].map(([node, pods]) => `${code(node)} (${pods.map(escapeMarkdown).join(', ')})`),
-    without: view.model.nodes.filter((n) => !byNode.has(n.name)),
+    without: view.model.nodes.filter(n => !byNode.has(n.name)),
   };
 }
 
 function typeText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | undefined): string[] {
-  const inside = sp?.clusterIP ? `from inside the cluster (pods and nodes) at the ClusterIP ${code(hostPort(sp.clusterIP, sp.port))}${sp.predicted.clusterIP ? ' (*predicted*)' : ''}` : 'from inside the cluster at its ClusterIP';
+  const inside = sp?.clusterIP
+    ? `from inside the cluster (pods and nodes) at the ClusterIP ${code(hostPort(sp.clusterIP, sp.port))}${sp.predicted.clusterIP ? ' (*predicted*)' : ''}`
+    : 'from inside the cluster at its ClusterIP';
   switch (service.type) {
     case 'ExternalName':
-      return [`A DNS alias (CNAME) for ${code(service.externalName ?? '(no externalName)')}: kube-proxy writes no rules; packets go wherever that name resolves.`];
+      return [
+        `A DNS alias (CNAME) for ${code(service.externalName ?? '(no externalName)')}: kube-proxy writes no rules; packets go wherever that name resolves.`,
+      ];
     case 'ClusterIP':
-      return [`Reachable only ${inside}: kube-proxy matches it in nat KUBE-SERVICES on every node. No port opens on the nodes' addresses.`];
+      return [
+        `Reachable only ${inside}: kube-proxy matches it in nat KUBE-SERVICES on every node. No port opens on the nodes' addresses.`,
+      ];
     case 'NodePort': {
       const np = sp?.nodePort;
-      const on = np ? view.model.nodes.slice(0, 4).map((n) => code(hostPort(n.ips[0] ?? n.name, np))) : [];
-      return [`Reachable ${inside}, and from outside at NodePort ${np ? code(String(np)) : '(none)'}${sp?.predicted.nodePort ? ' (*predicted*)' : ''} on every node's addresses${on.length ? `: ${list(on, 4)}` : ''} (nat KUBE-NODEPORTS → KUBE-EXT-…).`];
+      const on = np ? view.model.nodes.slice(0, 4).map(n => code(hostPort(n.ips[0] ?? n.name, np))) : [];
+      return [
+        `Reachable ${inside}, and from outside at NodePort ${np ? code(String(np)) : '(none)'}${sp?.predicted.nodePort ? ' (*predicted*)' : ''} on every node's addresses${on.length ? `: ${list(on, 4)}` : ''} (nat KUBE-NODEPORTS → KUBE-EXT-…).`,
+      ];
     }
     case 'LoadBalancer': {
-      const out = [`Reachable ${inside}, at a NodePort on every node${sp?.nodePort ? ` (${code(String(sp.nodePort))})` : service.allocateLoadBalancerNodePorts ? '' : ' — not here: allocateLoadBalancerNodePorts is false'}, and at its load-balancer address.`];
+      const out = [
+        `Reachable ${inside}, at a NodePort on every node${sp?.nodePort ? ` (${code(String(sp.nodePort))})` : service.allocateLoadBalancerNodePorts ? '' : ' — not here: allocateLoadBalancerNodePorts is false'}, and at its load-balancer address.`,
+      ];
       const ip = sp?.lbIPs[0];
-      if (!sp || !ip) out.push('', 'No load-balancer address in these manifests: it stays pending (no MetalLB pool with a free address, or no status.loadBalancer).');
+      if (!sp || !ip)
+        out.push(
+          '',
+          'No load-balancer address in these manifests: it stays pending (no MetalLB pool with a free address, or no status.loadBalancer).',
+        );
       else if (view.model.metallb.pools.length) {
         const a = l2Announcer(view.model, sp, ip);
-        out.push('', `${code(ip)}${sp.predicted.lbIPs ? ' (*predicted*)' : ''}: ${a.node ? `**${escapeMarkdown(a.node)}** answers ARP for it. ` : ''}${escapeMarkdown(a.reason)}.`);
+        out.push(
+          '',
+          `${code(ip)}${sp.predicted.lbIPs ? ' (*predicted*)' : ''}: ${a.node ? `**${escapeMarkdown(a.node)}** answers ARP for it. ` : ''}${escapeMarkdown(a.reason)}.`,
+        );
       } else out.push('', `${code(ip)}: which node your load balancer sends it to is not in these manifests.`);
       return out;
     }
@@ -61,7 +84,10 @@ function typeText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | un
 }
 
 function etpText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | undefined): string[] {
-  if (service.type !== 'NodePort' && service.type !== 'LoadBalancer') return [`No effect on a ${escapeMarkdown(service.type)} Service: only NodePort and LoadBalancer Services receive external traffic (kube-proxy ignores it otherwise).`];
+  if (service.type !== 'NodePort' && service.type !== 'LoadBalancer')
+    return [
+      `No effect on a ${escapeMarkdown(service.type)} Service: only NodePort and LoadBalancer Services receive external traffic (kube-proxy ignores it otherwise).`,
+    ];
   if (!sp) return ['The Service has no ports.'];
   const names = serviceChainNames(sp.servicePortName, sp.protocol.toLowerCase());
   const { with: withEps, without } = localEndpoints(view, sp);
@@ -71,13 +97,21 @@ function etpText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | und
       `**Cluster**: external traffic (NodePort, load-balancer and external IPs) may go to a ready endpoint on any node${cs ? ` (${sharesText(cs.shares)})` : ''}, and the receiving node masquerades it (${code(names.ext)} jumps to KUBE-MARK-MASQ): the pod sees the node's address, not the client's.`,
     ];
   }
-  const out = [`**Local**: external traffic goes only to endpoints on the node that receives it (${code(names.svl)}), and keeps the client's address (no masquerade).`, '', `Nodes with a ready endpoint: ${list(withEps)}.`];
+  const out = [
+    `**Local**: external traffic goes only to endpoints on the node that receives it (${code(names.svl)}), and keeps the client's address (no masquerade).`,
+    '',
+    `Nodes with a ready endpoint: ${list(withEps)}.`,
+  ];
   if (withEps.length === 0) out.push('', 'No node has one: external traffic is rejected everywhere.');
-  else if (without.length) out.push('', `On ${list(nodeNames(without))} external traffic is dropped ("has no local endpoints").`);
+  else if (without.length)
+    out.push('', `On ${list(nodeNames(without))} external traffic is dropped ("has no local endpoints").`);
   const ip = sp.lbIPs[0];
   if (ip && view.model.metallb.pools.length) {
     const a = l2Announcer(view.model, sp, ip);
-    out.push('', `MetalLB announces ${code(ip)} only from nodes with a ready endpoint: ${a.node ? code(a.node) : 'none'}.`);
+    out.push(
+      '',
+      `MetalLB announces ${code(ip)} only from nodes with a ready endpoint: ${a.node ? code(a.node) : 'none'}.`,
+    );
   }
   return out;
 }
@@ -87,31 +121,61 @@ function itpText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | und
   const names = serviceChainNames(sp.servicePortName, sp.protocol.toLowerCase());
   if (service.internalTrafficPolicy === 'Cluster') {
     const cs = clusterShares(view, sp);
-    return [`**Cluster**: traffic from pods and nodes to the ClusterIP goes to any ready endpoint through ${code(names.svc)}${cs ? `: ${sharesText(cs.shares)}` : ''}.`];
+    return [
+      `**Cluster**: traffic from pods and nodes to the ClusterIP goes to any ready endpoint through ${code(names.svc)}${cs ? `: ${sharesText(cs.shares)}` : ''}.`,
+    ];
   }
   const { with: withEps, without } = localEndpoints(view, sp);
-  const out = [`**Local**: traffic from pods and nodes to the ClusterIP goes only to endpoints on the client's own node (${code(names.svl)}).`, '', `Nodes with a ready endpoint: ${list(withEps)}.`];
-  if (without.length) out.push('', `Clients on ${list(nodeNames(without))} have none: their packets are dropped ("has no local endpoints").`);
+  const out = [
+    `**Local**: traffic from pods and nodes to the ClusterIP goes only to endpoints on the client's own node (${code(names.svl)}).`,
+    '',
+    `Nodes with a ready endpoint: ${list(withEps)}.`,
+  ];
+  if (without.length)
+    out.push(
+      '',
+      `Clients on ${list(nodeNames(without))} have none: their packets are dropped ("has no local endpoints").`,
+    );
   return out;
 }
 
 function selectorText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | undefined): string[] {
   if (!service.selector || Object.keys(service.selector).length === 0) {
-    return [`No selector: kube-proxy takes the endpoints from EndpointSlices or Endpoints objects${sp ? ` (${sp.endpoints.length} in these manifests)` : ''}.`];
+    return [
+      `No selector: kube-proxy takes the endpoints from EndpointSlices or Endpoints objects${sp ? ` (${sp.endpoints.length} in these manifests)` : ''}.`,
+    ];
   }
-  const sel = Object.entries(service.selector).map(([k, v]) => `${k}=${v}`).join(',');
-  const matches = (labels: Readonly<Record<string, string>>) => Object.entries(service.selector!).every(([k, v]) => labels[k] === v);
-  const pods = view.model.pods.filter((p) => p.namespace === service.namespace && matches(p.labels));
-  const elsewhere = view.model.pods.filter((p) => p.namespace !== service.namespace && matches(p.labels));
+  const sel = Object.entries(service.selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const matches = (labels: Readonly<Record<string, string>>) =>
+    Object.entries(service.selector!).every(([k, v]) => labels[k] === v);
+  const pods = view.model.pods.filter(p => p.namespace === service.namespace && matches(p.labels));
+  const elsewhere = view.model.pods.filter(p => p.namespace !== service.namespace && matches(p.labels));
   const out: string[] = [];
   if (pods.length === 0) {
-    out.push(`${code(sel)} matches no pod in namespace ${code(service.namespace)} in these manifests: the Service has no endpoints, and kube-proxy rejects its traffic ("has no endpoints").`);
+    out.push(
+      `${code(sel)} matches no pod in namespace ${code(service.namespace)} in these manifests: the Service has no endpoints, and kube-proxy rejects its traffic ("has no endpoints").`,
+    );
   } else {
-    const shown = pods.map((p) => `${code(p.name)} (${[p.ip ?? 'no address', p.nodeName ?? 'unscheduled', p.ready && !p.terminating ? 'ready' : p.terminating ? 'terminating' : 'not ready'].map(escapeMarkdown).join(', ')}${p.predicted ? `, *predicted* from ${escapeMarkdown(p.owner ?? 'a workload')}` : ''})`);
-    out.push(`${code(sel)} matches ${pods.length} pod${pods.length === 1 ? '' : 's'} in namespace ${code(service.namespace)}: ${list(shown)}.`);
+    const shown = pods.map(
+      p =>
+        `${code(p.name)} (${[p.ip ?? 'no address', p.nodeName ?? 'unscheduled', p.ready && !p.terminating ? 'ready' : p.terminating ? 'terminating' : 'not ready'].map(escapeMarkdown).join(', ')}${p.predicted ? `, *predicted* from ${escapeMarkdown(p.owner ?? 'a workload')}` : ''})`,
+    );
+    out.push(
+      `${code(sel)} matches ${pods.length} pod${pods.length === 1 ? '' : 's'} in namespace ${code(service.namespace)}: ${list(shown)}.`,
+    );
   }
-  if (elsewhere.length) out.push('', `A selector never reaches other namespaces: ${list(elsewhere.map((p) => code(`${p.namespace}/${p.name}`)))} match${elsewhere.length === 1 ? 'es' : ''} the labels but are not selected.`);
-  if (sp && (sp.endpointSource === 'EndpointSlice' || sp.endpointSource === 'Endpoints')) out.push('', `The manifests also hold ${sp.endpointSource} objects for it: kube-proxy takes its ${sp.endpoints.length} endpoints from those, not from the pods the selector matches.`);
+  if (elsewhere.length)
+    out.push(
+      '',
+      `A selector never reaches other namespaces: ${list(elsewhere.map(p => code(`${p.namespace}/${p.name}`)))} match${elsewhere.length === 1 ? 'es' : ''} the labels but are not selected.`,
+    );
+  if (sp && (sp.endpointSource === 'EndpointSlice' || sp.endpointSource === 'Endpoints'))
+    out.push(
+      '',
+      `The manifests also hold ${sp.endpointSource} objects for it: kube-proxy takes its ${sp.endpoints.length} endpoints from those, not from the pods the selector matches.`,
+    );
   return out;
 }
 
@@ -119,10 +183,17 @@ function affinityText(view: ClusterView, service: ServiceM, sp: ServicePortInfo 
   const cs = sp ? clusterShares(view, sp) : null;
   const balance = cs ? ` (${sharesText(cs.shares)})` : '';
   if (service.sessionAffinity === 'None') {
-    return [view.mode === 'ipvs' ? `**None**: the IPVS scheduler ${code(view.model.kubeProxy.ipvsScheduler || 'rr')} picks an endpoint for each new connection on its own${balance}.` : `**None**: each new connection is balanced on its own by the ${code('-m statistic')} rules${balance}.`];
+    return [
+      view.mode === 'ipvs'
+        ? `**None**: the IPVS scheduler ${code(view.model.kubeProxy.ipvsScheduler || 'rr')} picks an endpoint for each new connection on its own${balance}.`
+        : `**None**: each new connection is balanced on its own by the ${code('-m statistic')} rules${balance}.`,
+    ];
   }
   const t = service.affinityTimeoutSeconds;
-  if (view.mode === 'ipvs') return [`**ClientIP**: IPVS persistence (${code(`-p ${t}`)}): a client's new connections go to the real server its first one reached, for ${t} s of idleness; the first is scheduled as usual${balance}.`];
+  if (view.mode === 'ipvs')
+    return [
+      `**ClientIP**: IPVS persistence (${code(`-p ${t}`)}): a client's new connections go to the real server its first one reached, for ${t} s of idleness; the first is scheduled as usual${balance}.`,
+    ];
   const svc = sp ? code(serviceChainNames(sp.servicePortName, sp.protocol.toLowerCase()).svc) : 'KUBE-SVC-…';
   return [
     `**ClientIP**: a client's connections stick to the endpoint its first connection reached, for ${t} s: kube-proxy puts a ${code(`-m recent --rcheck --seconds ${t} --reap`)} rule per endpoint first in ${svc}, and ${code('-m recent --set')} in each KUBE-SEP chain. The first connection is balanced as usual${balance}.`,
@@ -130,10 +201,15 @@ function affinityText(view: ClusterView, service: ServiceM, sp: ServicePortInfo 
 }
 
 function clusterIPText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | undefined): string[] {
-  if (service.clusterIP === 'None') return ['**None**: a headless Service. DNS returns the pod addresses directly and kube-proxy writes no rules for it.'];
+  if (service.clusterIP === 'None')
+    return [
+      '**None**: a headless Service. DNS returns the pod addresses directly and kube-proxy writes no rules for it.',
+    ];
   if (!sp?.clusterIP) return ['No ClusterIP in these manifests.'];
   const reason = sp.predicted.clusterIP ? view.prediction(sp, 'clusterIP') : null;
-  return [`${code(sp.clusterIP)}: the address pods and nodes connect to; kube-proxy matches it in nat KUBE-SERVICES on every node.${reason ? ` *predicted*: ${escapeMarkdown(reason)}.` : ''}`];
+  return [
+    `${code(sp.clusterIP)}: the address pods and nodes connect to; kube-proxy matches it in nat KUBE-SERVICES on every node.${reason ? ` *predicted*: ${escapeMarkdown(reason)}.` : ''}`,
+  ];
 }
 
 export function fieldHover(view: ClusterView, service: ServiceM, field: HoverField): string {

@@ -11,10 +11,21 @@ export interface ManifestHover {
   readonly range: Range;
 }
 
-export function manifestHoverAt(view: ClusterView, file: string, lines: LineSource, line: number, character: number): ManifestHover | null {
+export function manifestHoverAt(
+  view: ClusterView,
+  file: string,
+  lines: LineSource,
+  line: number,
+  character: number,
+): ManifestHover | null {
   const at = targetAt(view, file, lines, line, character);
   if (!at) return null;
   const t = at.target;
-  const markdown = t.kind === 'service' ? serviceHover(view, t.service) : t.kind === 'field' ? fieldHover(view, t.service, t.field) : portHover(view, t.service, t.port);
+  const markdown =
+    t.kind === 'service'
+      ? serviceHover(view, t.service)
+      : t.kind === 'field'
+        ? fieldHover(view, t.service, t.field)
+        : portHover(view, t.service, t.port);
   return { markdown, range: at.range };
 }

@@ -13,13 +13,17 @@ import type { ClusterView } from './cluster.ts';
 import { type NodeDump, nodeDump } from './node-rules.ts';
 import { clusterIPProbe, externalProbe } from './probe.ts';
 
-export type ManifestRun = { readonly ok: true; readonly value: ManifestTrace; readonly diagram: DiagramModel; readonly dump: NodeDump } | { readonly ok: false; readonly error: string };
+export type ManifestRun =
+  | { readonly ok: true; readonly value: ManifestTrace; readonly diagram: DiagramModel; readonly dump: NodeDump }
+  | { readonly ok: false; readonly error: string };
 
 /** Why these manifests cannot be traced end to end, or null. */
 export function nothingToTrace(view: ClusterView): string | null {
   const m = view.model;
   if (m.servicePorts.length === 0) {
-    const skipped = m.services.length ? ` (${m.services.length} Service${m.services.length === 1 ? '' : 's'}, none with kube-proxy rules: headless, ExternalName or without ports)` : '';
+    const skipped = m.services.length
+      ? ` (${m.services.length} Service${m.services.length === 1 ? '' : 's'}, none with kube-proxy rules: headless, ExternalName or without ports)`
+      : '';
     return `Nothing to trace: the manifests of ${view.label} define no Service port${skipped}. Add a Service, or trace a node's iptables-save dump.`;
   }
   if (m.nodes.length === 0) {
@@ -30,7 +34,7 @@ export function nothingToTrace(view: ClusterView): string | null {
 
 /** The address family packets to this cluster have (its first Service or node address). */
 export function clusterFamily(view: ClusterView): 4 | 6 {
-  const ip = view.model.servicePorts.find((sp) => sp.clusterIP)?.clusterIP ?? view.model.nodes[0]?.ips[0];
+  const ip = view.model.servicePorts.find(sp => sp.clusterIP)?.clusterIP ?? view.model.nodes[0]?.ips[0];
   return ip?.includes(':') ? 6 : 4;
 }
 
@@ -45,20 +49,32 @@ export function runManifestTrace(view: ClusterView, packet: string, node: string
   if (!check.ok) return { ok: false, error: check.error };
   const parsed = parsePacketText(packet);
   if (!parsed.ok) return parsed;
-  const r = view.memoize<ManifestTraceResult>(`run ${packet} @${node ?? ''}`, () => traceFromManifests(view.model, parsed.input, { node, mode: view.mode }));
+  const r = view.memoize<ManifestTraceResult>(`run ${packet} @${node ?? ''}`, () =>
+    traceFromManifests(view.model, parsed.input, { node, mode: view.mode }),
+  );
   if (!r.ok) return { ok: false, error: `${packet}: ${r.error}` };
   const v = r.value;
   const dumped = nodeDump(view, v.node);
   // The document shows the header and then exactly the rules traced; fall back to the traced text alone.
-  const dump: NodeDump = dumped.rules === v.rules ? dumped : { node: v.node, mode: v.mode, text: v.rules, rules: v.rules, headerLines: 0 };
-  const base = traceDiagram(v.trace, `${v.node} · ${view.label}`, packet, fieldsFromInput(parsed.input), dump.headerLines);
-  const route: RouteHop[] = v.hops.map((h) => ({ kind: h.kind, name: h.name, address: h.address, reason: h.reason }));
-  const outcomes = base.outcomes.map((o) => {
+  const dump: NodeDump =
+    dumped.rules === v.rules ? dumped : { node: v.node, mode: v.mode, text: v.rules, rules: v.rules, headerLines: 0 };
+  const base = traceDiagram(
+    v.trace,
+    `${v.node} · ${view.label}`,
+    packet,
+    fieldsFromInput(parsed.input),
+    dump.headerLines,
+  );
+  const route: RouteHop[] = v.hops.map(h => ({ kind: h.kind, name: h.name, address: h.address, reason: h.reason }));
+  const outcomes = base.outcomes.map(o => {
     const d = v.destinations[o.index];
     const last = d?.hops[d.hops.length - 1];
-    return { ...o, reaches: d && d.hops.length ? `${d.hops.map(hopText).join(' → ')}${last ? ` (${last.reason})` : ''}` : null };
+    return {
+      ...o,
+      reaches: d && d.hops.length ? `${d.hops.map(hopText).join(' → ')}${last ? ` (${last.reason})` : ''}` : null,
+    };
   });
-  const assumed = view.model.predictions.find((p) => p.field === 'node');
+  const assumed = view.model.predictions.find(p => p.field === 'node');
   const nodes = assumed ? [`predicted: ${assumed.reason}; the trace runs on ${v.node}`] : [];
   const warnings = [...nodes, ...(view.modeNote ? [view.modeNote] : []), ...base.warnings];
   return { ok: true, value: v, dump, diagram: { ...base, outcomes, route, warnings } };
@@ -72,7 +88,8 @@ export function manifestSuggestions(view: ClusterView, query = '', limit = 40): 
   for (const sp of view.model.servicePorts) {
     for (const probe of [externalProbe(view, sp), clusterIPProbe(view, sp)]) {
       if (!probe || seen.has(probe.packet)) continue;
-      const label = `${sp.servicePortName} ${probe.kind}${probe.kind === 'ClusterIP' ? ` ${probe.note ?? ''}` : ''}`.trim();
+      const label =
+        `${sp.servicePortName} ${probe.kind}${probe.kind === 'ClusterIP' ? ` ${probe.note ?? ''}` : ''}`.trim();
       if (kw && !probe.packet.includes(kw) && !label.includes(kw)) continue;
       seen.add(probe.packet);
       out.push({ text: probe.packet, label, line: sp.loc.range.start.line });

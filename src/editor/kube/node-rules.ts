@@ -5,7 +5,14 @@
  * manifests leave out listed as a prediction. The rules are exactly those an end-to-end trace runs through,
  * after the header, so a trace's line numbers map onto the document by a fixed offset.
  */
-import { renderIpsetSave, renderIpvsNodeSave, renderIpvsadmList, renderNodeSave, synthesizeIpvs, synthesizeIptables } from '../../engine/api.ts';
+import {
+  renderIpsetSave,
+  renderIpvsNodeSave,
+  renderIpvsadmList,
+  renderNodeSave,
+  synthesizeIpvs,
+  synthesizeIptables,
+} from '../../engine/api.ts';
 import type { ClusterView, ProxyMode } from './cluster.ts';
 
 export interface NodePick {
@@ -16,12 +23,19 @@ export interface NodePick {
 }
 
 export function nodePicks(view: ClusterView): NodePick[] {
-  return view.model.nodes.map((n) => {
-    const pods = view.model.pods.filter((p) => p.nodeName === n.name && !p.hostNetwork);
+  return view.model.nodes.map(n => {
+    const pods = view.model.pods.filter(p => p.nodeName === n.name && !p.hostNetwork);
     const facts = [
       n.controlPlane ? 'control plane' : 'worker',
       ...(n.excludedFromLB ? ['excluded from load balancers'] : []),
-      `${pods.length} pod${pods.length === 1 ? '' : 's'}${pods.length ? `: ${pods.slice(0, 5).map((p) => p.name).join(', ')}${pods.length > 5 ? ', …' : ''}` : ''}`,
+      `${pods.length} pod${pods.length === 1 ? '' : 's'}${
+        pods.length
+          ? `: ${pods
+              .slice(0, 5)
+              .map(p => p.name)
+              .join(', ')}${pods.length > 5 ? ', …' : ''}`
+          : ''
+      }`,
       ...(n.podCIDRs.length ? [`pod CIDR ${n.podCIDRs.join(', ')}`] : []),
       ...(n.predicted ? ['predicted from the kind config'] : []),
     ];
@@ -43,11 +57,11 @@ export interface NodeDump {
 function predictionLines(view: ClusterView): string[] {
   const p = view.model.predictions;
   if (p.length === 0) return ['predicted: nothing (every value comes from the manifests)'];
-  return p.map((x) => `predicted: ${x.subject} ${x.field} = ${x.value} (${x.reason})`);
+  return p.map(x => `predicted: ${x.subject} ${x.field} = ${x.value} (${x.reason})`);
 }
 
 function commented(lines: readonly string[]): string {
-  return lines.map((l) => (l ? `# ${l}` : '#')).join('\n');
+  return lines.map(l => (l ? `# ${l}` : '#')).join('\n');
 }
 
 export function nodeDump(view: ClusterView, node: string): NodeDump {
@@ -60,7 +74,19 @@ export function nodeDump(view: ClusterView, node: string): NodeDump {
     if (view.mode === 'ipvs') {
       const state = synthesizeIpvs(view.model, { nodeName: node });
       rules = renderIpvsNodeSave(state);
-      extra.push(...state.notes, '', `kube-ipvs0: ${state.bound.join(' ') || '(no addresses)'}`, '', 'ipvsadm -Ln', ...renderIpvsadmList(state.table).replace(/\n$/, '').split('\n'), '', 'ipset save', ...renderIpsetSave(state).replace(/\n$/, '').split('\n'), '', 'iptables-save');
+      extra.push(
+        ...state.notes,
+        '',
+        `kube-ipvs0: ${state.bound.join(' ') || '(no addresses)'}`,
+        '',
+        'ipvsadm -Ln',
+        ...renderIpvsadmList(state.table).replace(/\n$/, '').split('\n'),
+        '',
+        'ipset save',
+        ...renderIpsetSave(state).replace(/\n$/, '').split('\n'),
+        '',
+        'iptables-save',
+      );
     } else {
       const synth = synthesizeIptables(view.model, { nodeName: node });
       rules = renderNodeSave(synth);

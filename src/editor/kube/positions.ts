@@ -9,7 +9,14 @@ import { lineSpan } from '../ranges.ts';
 import type { LineSource } from '../text-lines.ts';
 import type { ClusterView } from './cluster.ts';
 
-export const HOVER_FIELDS = ['type', 'externalTrafficPolicy', 'internalTrafficPolicy', 'selector', 'sessionAffinity', 'clusterIP'] as const;
+export const HOVER_FIELDS = [
+  'type',
+  'externalTrafficPolicy',
+  'internalTrafficPolicy',
+  'selector',
+  'sessionAffinity',
+  'clusterIP',
+] as const;
 export type HoverField = (typeof HOVER_FIELDS)[number];
 
 export type ManifestTarget =
@@ -61,21 +68,32 @@ function within(r: Range, line: number, character: number): boolean {
 }
 
 /** The target at a position of the manifest file `file`, with the range a hover covers. */
-export function targetAt(view: ClusterView, file: string, lines: LineSource, line: number, character: number): TargetAt | null {
+export function targetAt(
+  view: ClusterView,
+  file: string,
+  lines: LineSource,
+  line: number,
+  character: number,
+): TargetAt | null {
   for (const service of view.servicesIn(file)) {
     if (!coversLine(service.loc.range, line)) continue;
     const text = lines.lineAt(line);
     for (const field of HOVER_FIELDS) {
       const loc = service.fieldLocs[field];
       if (loc && loc.range.start.line === line && character >= loc.range.start.character) {
-        return { target: { kind: 'field', service, field }, range: lineSpan(line, loc.range.start.character, text.trimEnd().length) };
+        return {
+          target: { kind: 'field', service, field },
+          range: lineSpan(line, loc.range.start.character, text.trimEnd().length),
+        };
       }
     }
-    for (const a of serviceAnchors(lines, service)) if (within(a, line, character)) return { target: { kind: 'service', service }, range: a };
+    for (const a of serviceAnchors(lines, service))
+      if (within(a, line, character)) return { target: { kind: 'service', service }, range: a };
     for (const port of view.portsOf(service)) {
       if (coversLine(port.loc.range, line)) {
         const start = text.length - text.trimStart().length;
-        if (character >= start) return { target: { kind: 'port', service, port }, range: lineSpan(line, start, text.trimEnd().length) };
+        if (character >= start)
+          return { target: { kind: 'port', service, port }, range: lineSpan(line, start, text.trimEnd().length) };
       }
     }
     return null;

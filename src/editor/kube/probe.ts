@@ -36,11 +36,11 @@ const family = (ip: string): 4 | 6 => (ip.includes(':') ? 6 : 4);
 /** An address outside the cluster on the nodes' network: not a node, pod or Service address. */
 export function outsideClient(model: ClusterModel, fam: 4 | 6 = 4): string {
   const taken = new Set<string>([
-    ...model.nodes.flatMap((n) => n.ips),
-    ...model.pods.flatMap((p) => (p.ip ? [p.ip] : [])),
-    ...model.servicePorts.flatMap((sp) => [...(sp.clusterIP ? [sp.clusterIP] : []), ...sp.lbIPs, ...sp.externalIPs]),
+    ...model.nodes.flatMap(n => n.ips),
+    ...model.pods.flatMap(p => (p.ip ? [p.ip] : [])),
+    ...model.servicePorts.flatMap(sp => [...(sp.clusterIP ? [sp.clusterIP] : []), ...sp.lbIPs, ...sp.externalIPs]),
   ]);
-  const nodeIP = model.nodes.flatMap((n) => n.ips).find((ip) => family(ip) === fam);
+  const nodeIP = model.nodes.flatMap(n => n.ips).find(ip => family(ip) === fam);
   if (nodeIP && fam === 4) {
     const base = nodeIP.split('.').slice(0, 3).join('.');
     for (let i = 100; i < 255; i++) if (!taken.has(`${base}.${i}`)) return `${base}.${i}`;
@@ -53,7 +53,7 @@ function packetText(protocol: string, src: string, dst: string, port: number): s
 }
 
 function addressOf(node: NodeInfo | undefined, fam: 4 | 6): string | null {
-  return node?.ips.find((ip) => family(ip) === fam) ?? null;
+  return node?.ips.find(ip => family(ip) === fam) ?? null;
 }
 
 /** The probe from outside: a LoadBalancer IP, else an external IP, else a NodePort Service's node port. */
@@ -62,7 +62,7 @@ export function externalProbe(view: ClusterView, sp: ServicePortInfo): Probe | n
   const protocol = sp.protocol.toLowerCase();
   const lb = sp.lbIPs[0];
   if (lb) {
-    const eligible = model.nodes.find((n) => !n.excludedFromLB) ?? model.nodes[0];
+    const eligible = model.nodes.find(n => !n.excludedFromLB) ?? model.nodes[0];
     const viaMetalLB = model.metallb.pools.length > 0;
     return {
       packet: packetText(protocol, outsideClient(model, family(lb)), lb, sp.port),
@@ -70,7 +70,11 @@ export function externalProbe(view: ClusterView, sp: ServicePortInfo): Probe | n
       target: hostPort(lb, sp.port),
       kind: 'LoadBalancer IP',
       node: viaMetalLB || !eligible ? null : eligible.name,
-      note: viaMetalLB ? null : eligible ? `which node the load balancer sends ${lb} to is not in these manifests: traced on ${eligible.name}` : null,
+      note: viaMetalLB
+        ? null
+        : eligible
+          ? `which node the load balancer sends ${lb} to is not in these manifests: traced on ${eligible.name}`
+          : null,
       predicted: sp.predicted.lbIPs ? view.prediction(sp, 'loadBalancer IP') : null,
     };
   }

@@ -4,7 +4,16 @@
  * reason), its endpoints with each one's exact share of new connections, and the chains kube-proxy writes
  * for it. Text from the manifests is escaped: it renders as written, never as markdown or links.
  */
-import { type ServiceM, type ServicePortInfo, endpointChainName, endpointString, formatRational, l2Announcer, serviceChainNames, toNumber } from '../../engine/api.ts';
+import {
+  type ServiceM,
+  type ServicePortInfo,
+  endpointChainName,
+  endpointString,
+  formatRational,
+  l2Announcer,
+  serviceChainNames,
+  toNumber,
+} from '../../engine/api.ts';
 import { cell, code, escapeMarkdown } from '../hover/markdown.ts';
 import { percent } from '../probability.ts';
 import { type ClusterView, hostPort } from './cluster.ts';
@@ -24,17 +33,29 @@ function externallyAccessible(sp: ServicePortInfo): boolean {
 
 function addressRows(view: ClusterView, sp: ServicePortInfo): string[] {
   const rows = ['| | address | where it comes from |', '|---|---|---|'];
-  if (sp.clusterIP) rows.push(`| ClusterIP | ${code(hostPort(sp.clusterIP, sp.port))} | ${predicted(sp.predicted.clusterIP ? view.prediction(sp, 'clusterIP') : null)} |`);
+  if (sp.clusterIP)
+    rows.push(
+      `| ClusterIP | ${code(hostPort(sp.clusterIP, sp.port))} | ${predicted(sp.predicted.clusterIP ? view.prediction(sp, 'clusterIP') : null)} |`,
+    );
   for (const ip of sp.lbIPs) {
     const who = view.model.metallb.pools.length ? l2Announcer(view.model, sp, ip) : null;
-    const announced = who ? (who.node ? `announced by **${escapeMarkdown(who.node)}** (MetalLB L2)` : `not announced: ${cell(who.reason)}`) : 'the node that receives it is up to your load balancer';
-    rows.push(`| LoadBalancer IP | ${code(hostPort(ip, sp.port))} | ${predicted(sp.predicted.lbIPs ? view.prediction(sp, 'loadBalancer IP') : null)} · ${announced} |`);
+    const announced = who
+      ? who.node
+        ? `announced by **${escapeMarkdown(who.node)}** (MetalLB L2)`
+        : `not announced: ${cell(who.reason)}`
+      : 'the node that receives it is up to your load balancer';
+    rows.push(
+      `| LoadBalancer IP | ${code(hostPort(ip, sp.port))} | ${predicted(sp.predicted.lbIPs ? view.prediction(sp, 'loadBalancer IP') : null)} · ${announced} |`,
+    );
   }
-  for (const ip of sp.externalIPs) rows.push(`| external IP | ${code(hostPort(ip, sp.port))} | in the manifests · your network routes it to a node |`);
+  for (const ip of sp.externalIPs)
+    rows.push(`| external IP | ${code(hostPort(ip, sp.port))} | in the manifests · your network routes it to a node |`);
   if (sp.nodePort !== null) {
-    const on = view.model.nodes.slice(0, 4).map((n) => code(hostPort(n.ips[0] ?? n.name, sp.nodePort)));
+    const on = view.model.nodes.slice(0, 4).map(n => code(hostPort(n.ips[0] ?? n.name, sp.nodePort)));
     const more = view.model.nodes.length > 4 ? ` and ${view.model.nodes.length - 4} more nodes` : '';
-    rows.push(`| NodePort | ${code(String(sp.nodePort))} on every node${on.length ? `: ${on.join(', ')}${more}` : ''} | ${predicted(sp.predicted.nodePort ? view.prediction(sp, 'nodePort') : null)} |`);
+    rows.push(
+      `| NodePort | ${code(String(sp.nodePort))} on every node${on.length ? `: ${on.join(', ')}${more}` : ''} | ${predicted(sp.predicted.nodePort ? view.prediction(sp, 'nodePort') : null)} |`,
+    );
   }
   return rows.length > 2 ? rows : ['No address: the apiserver has not given it one in these manifests.'];
 }
@@ -53,15 +74,27 @@ function endpointSource(sp: ServicePortInfo): string {
 }
 
 function endpointRows(view: ClusterView, sp: ServicePortInfo): string[] {
-  if (sp.endpoints.length === 0) return ['', `**Endpoints** ${endpointSource(sp)}: none, so kube-proxy rejects new connections ("${escapeMarkdown(sp.servicePortName)} has no endpoints").`];
+  if (sp.endpoints.length === 0)
+    return [
+      '',
+      `**Endpoints** ${endpointSource(sp)}: none, so kube-proxy rejects new connections ("${escapeMarkdown(sp.servicePortName)} has no endpoints").`,
+    ];
   const cs = clusterShares(view, sp);
-  const out = ['', `**Endpoints** ${endpointSource(sp)}${cs ? `; share of new connections to the ClusterIP (${cs.how})` : ''}:`, '', '| endpoint | pod | node | share | exact |', '|---|---|---|---:|---|'];
+  const out = [
+    '',
+    `**Endpoints** ${endpointSource(sp)}${cs ? `; share of new connections to the ClusterIP (${cs.how})` : ''}:`,
+    '',
+    '| endpoint | pod | node | share | exact |',
+    '|---|---|---|---:|---|',
+  ];
   for (const e of sp.endpoints.slice(0, MAX_ENDPOINTS)) {
     const ep = endpointString(e);
-    const s = cs?.shares.find((x) => x.endpoint === ep);
+    const s = cs?.shares.find(x => x.endpoint === ep);
     const share = s ? percent(toNumber(s.share)) : e.ready ? '0%' : '—';
     const state = e.ready ? '' : e.serving && e.terminating ? ' (terminating)' : ' (not ready)';
-    out.push(`| ${code(ep)} | ${e.podName ? cell(e.podName) : ''} | ${e.nodeName ? cell(e.nodeName) : ''} | ${share}${state} | ${s ? formatRational(s.share) : ''} |`);
+    out.push(
+      `| ${code(ep)} | ${e.podName ? cell(e.podName) : ''} | ${e.nodeName ? cell(e.nodeName) : ''} | ${share}${state} | ${s ? formatRational(s.share) : ''} |`,
+    );
   }
   if (sp.endpoints.length > MAX_ENDPOINTS) out.push(`| *and ${sp.endpoints.length - MAX_ENDPOINTS} more* | | | | |`);
   const assumed = view.predictedEndpoints(sp);
@@ -71,23 +104,32 @@ function endpointRows(view: ClusterView, sp: ServicePortInfo): string[] {
 
 function chainNames(view: ClusterView, sp: ServicePortInfo): string[] {
   if (view.mode === 'ipvs') {
-    return ['', `**kube-proxy IPVS mode**: a virtual server per address (scheduler ${code(view.model.kubeProxy.ipvsScheduler || 'rr')}) bound on kube-ipvs0; its iptables rules only mark and masquerade, through ipsets, with no per-Service chains.`];
+    return [
+      '',
+      `**kube-proxy IPVS mode**: a virtual server per address (scheduler ${code(view.model.kubeProxy.ipvsScheduler || 'rr')}) bound on kube-ipvs0; its iptables rules only mark and masquerade, through ipsets, with no per-Service chains.`,
+    ];
   }
   const proto = sp.protocol.toLowerCase();
   const names = serviceChainNames(sp.servicePortName, proto);
   const s = sp.service;
   const etpLocal = (s.type === 'LoadBalancer' || s.type === 'NodePort') && s.externalTrafficPolicy === 'Local';
   const itpLocal = s.internalTrafficPolicy === 'Local';
-  const ready = sp.endpoints.some((e) => e.ready || (e.serving && e.terminating));
+  const ready = sp.endpoints.some(e => e.ready || (e.serving && e.terminating));
   const parts: string[] = [];
   if (ready && (!itpLocal || externallyAccessible(sp))) parts.push(`${code(names.svc)} (all endpoints)`);
-  if (ready && (itpLocal || (etpLocal && externallyAccessible(sp)))) parts.push(`${code(names.svl)} (the node's own endpoints, on nodes that have one)`);
+  if (ready && (itpLocal || (etpLocal && externallyAccessible(sp))))
+    parts.push(`${code(names.svl)} (the node's own endpoints, on nodes that have one)`);
   if (ready && externallyAccessible(sp)) parts.push(`${code(names.ext)} (external traffic)`);
-  if (ready && sp.lbIPs.length && sp.loadBalancerSourceRanges.length) parts.push(`${code(names.fw)} (loadBalancerSourceRanges)`);
-  const seps = sp.endpoints.filter((e) => e.ready || (e.serving && e.terminating));
-  for (const e of seps.slice(0, 8)) parts.push(`${code(endpointChainName(sp.servicePortName, proto, endpointString(e)))} (${escapeMarkdown(endpointString(e))})`);
+  if (ready && sp.lbIPs.length && sp.loadBalancerSourceRanges.length)
+    parts.push(`${code(names.fw)} (loadBalancerSourceRanges)`);
+  const seps = sp.endpoints.filter(e => e.ready || (e.serving && e.terminating));
+  for (const e of seps.slice(0, 8))
+    parts.push(
+      `${code(endpointChainName(sp.servicePortName, proto, endpointString(e)))} (${escapeMarkdown(endpointString(e))})`,
+    );
   if (seps.length > 8) parts.push(`and ${seps.length - 8} more KUBE-SEP chains`);
-  if (!parts.length) return ['', `**Chains**: none besides a ${code('REJECT')} rule in filter KUBE-SERVICES (no endpoints).`];
+  if (!parts.length)
+    return ['', `**Chains**: none besides a ${code('REJECT')} rule in filter KUBE-SERVICES (no endpoints).`];
   return ['', `**Chains** (nat): ${parts.join(' · ')}`];
 }
 
@@ -106,7 +148,9 @@ export function portSection(view: ClusterView, sp: ServicePortInfo): string[] {
 
 function header(view: ClusterView, service: ServiceM): string[] {
   const mode = `kube-proxy ${view.mode} mode${view.modeNote ? ` (${escapeMarkdown(view.modeNote)})` : ''}`;
-  return [`**Service ${code(`${service.namespace}/${service.name}`)}** — ${escapeMarkdown(service.type)} · ${mode} · manifests of ${code(view.label)}`];
+  return [
+    `**Service ${code(`${service.namespace}/${service.name}`)}** — ${escapeMarkdown(service.type)} · ${mode} · manifests of ${code(view.label)}`,
+  ];
 }
 
 export function serviceHover(view: ClusterView, service: ServiceM): string {

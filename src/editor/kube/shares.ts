@@ -50,7 +50,9 @@ export function traceProbe(view: ClusterView, probe: Probe): ManifestTraceResult
 }
 
 function sorted(shares: Map<string, Share>): Share[] {
-  return [...shares.values()].sort((a, b) => toNumber(b.share) - toNumber(a.share) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+  return [...shares.values()].sort(
+    (a, b) => toNumber(b.share) - toNumber(a.share) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0),
+  );
 }
 
 /** The outcomes of a trace folded by destination: pods by name, other outcomes by what happened. */
@@ -62,7 +64,13 @@ export function sharesOfTrace(result: Extract<ManifestTraceResult, { ok: true }>
     const pod = d?.pod ?? null;
     const reached = o.disposition === 'forwarded' || o.disposition === 'output' || o.disposition === 'local';
     const endpoint = o.dnat ?? null;
-    const label = pod ? podLabel(pod, namespace) : !reached ? o.disposition : o.disposition === 'local' ? `node ${v.node}` : (endpoint ?? o.packet.dst);
+    const label = pod
+      ? podLabel(pod, namespace)
+      : !reached
+        ? o.disposition
+        : o.disposition === 'local'
+          ? `node ${v.node}`
+          : (endpoint ?? o.packet.dst);
     const prev = out.get(label);
     const p = parseExact(o.probabilityExact);
     out.set(label, { label, pod, node: d?.node ?? null, endpoint, share: prev ? add(prev.share, p) : p });
@@ -84,18 +92,24 @@ export function svcChainShares(view: ClusterView, sp: ServicePortInfo): Share[] 
   const d = distribution(index, 'nat', chain);
   const out = new Map<string, Share>();
   for (const s of d.shares) {
-    const e = sp.endpoints.find((x) => endpointString(x) === s.endpoint);
+    const e = sp.endpoints.find(x => endpointString(x) === s.endpoint);
     const pod = e?.podName ? `${sp.namespace}/${e.podName}` : null;
     const label = pod ? podLabel(pod, sp.namespace) : (s.endpoint ?? s.target);
     const prev = out.get(label);
-    out.set(label, { label, pod, node: e?.nodeName ?? null, endpoint: s.endpoint, share: prev ? add(prev.share, s.share) : s.share });
+    out.set(label, {
+      label,
+      pod,
+      node: e?.nodeName ?? null,
+      endpoint: s.endpoint,
+      share: prev ? add(prev.share, s.share) : s.share,
+    });
   }
   return sorted(out);
 }
 
 /** `webpod1 50% · webpod2 50%` (percentages without decimals when they are whole). */
 export function sharesText(shares: readonly Share[]): string {
-  return shares.map((s) => `${s.label} ${percent(toNumber(s.share))}`).join(' · ');
+  return shares.map(s => `${s.label} ${percent(toNumber(s.share))}`).join(' · ');
 }
 
 export function totalOf(shares: readonly Share[]): Rational {

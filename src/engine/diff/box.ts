@@ -10,7 +10,17 @@ import type { Family } from '../net/addr.ts';
 import { formatAddr, parseAddr } from '../net/addr.ts';
 import { hasPorts, protoName } from '../eval/packet.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
-import { PORT_SPACE, type Span, addrRepresentative, addrSpace, addrValue, formatAddrSpan, formatPortSpan, representative, valueAddr } from './space.ts';
+import {
+  PORT_SPACE,
+  type Span,
+  addrRepresentative,
+  addrSpace,
+  addrValue,
+  formatAddrSpan,
+  formatPortSpan,
+  representative,
+  valueAddr,
+} from './space.ts';
 import type { ClassExtent } from './types.ts';
 
 export type ProtoSet = { readonly only: number } | { readonly except: readonly number[] };
@@ -45,12 +55,12 @@ const ICMP6_TYPES = ['128/0', '129/0', '1/0', '3/0', '135/0', '136/0', '2/0', '4
 
 export function protoRep(family: Family, p: ProtoSet): number | null {
   if ('only' in p) return p.only;
-  return OTHER_PROTOS[family].find((x) => !p.except.includes(x)) ?? null;
+  return OTHER_PROTOS[family].find(x => !p.except.includes(x)) ?? null;
 }
 
 export function icmpRep(family: Family, s: IcmpSet): string | null {
   if ('only' in s) return s.only;
-  return (family === 4 ? ICMP_TYPES : ICMP6_TYPES).find((x) => !s.except.includes(x)) ?? null;
+  return (family === 4 ? ICMP_TYPES : ICMP6_TYPES).find(x => !s.except.includes(x)) ?? null;
 }
 
 function inSpan(s: Span | null, n: bigint | undefined): boolean {
@@ -67,7 +77,12 @@ function addrOf(text: string | undefined, family: Family): bigint | undefined {
  * ordinary value of each interval (space.ts `representative`). Null when no packet of the box can be
  * written (a protocol set with no representative left).
  */
-export function boxInput(family: Family, box: Box, prev: PacketInput | null, extra: { in?: string; mark?: number; ctstate?: string }): PacketInput | null {
+export function boxInput(
+  family: Family,
+  box: Box,
+  prev: PacketInput | null,
+  extra: { in?: string; mark?: number; ctstate?: string },
+): PacketInput | null {
   const proto = protoRep(family, box.proto);
   if (proto === null) return null;
   const pick = (s: Span, pref: bigint[], old: string | undefined) => {
@@ -75,9 +90,15 @@ export function boxInput(family: Family, box: Box, prev: PacketInput | null, ext
     const v = o !== undefined && inSpan(s, o) ? o : addrRepresentative(family, s, pref);
     return formatAddr(valueAddr(family, v));
   };
-  const input: Record<string, unknown> = { protocol: protoName(proto), src: pick(box.src, PREFERRED_SRC[family], prev?.src), dst: pick(box.dst, PREFERRED_DST[family], prev?.dst), from: box.from };
+  const input: Record<string, unknown> = {
+    protocol: protoName(proto),
+    src: pick(box.src, PREFERRED_SRC[family], prev?.src),
+    dst: pick(box.dst, PREFERRED_DST[family], prev?.dst),
+    from: box.from,
+  };
   if (hasPorts(proto)) {
-    const port = (s: Span | null, pref: bigint[], old: number | undefined) => (s && old !== undefined && inSpan(s, BigInt(old)) ? old : Number(representative(s ?? PORT_SPACE, pref)));
+    const port = (s: Span | null, pref: bigint[], old: number | undefined) =>
+      s && old !== undefined && inSpan(s, BigInt(old)) ? old : Number(representative(s ?? PORT_SPACE, pref));
     input.dport = port(box.dport, PREFERRED_DPORT, prev?.dport);
     input.sport = port(box.sport, PREFERRED_SPORT, prev?.sport);
   }
@@ -100,10 +121,22 @@ export function protoLabel(p: ProtoSet): string {
 }
 
 /** The extent a report shows for a box (every dimension the class stands for). */
-export function boxExtent(family: Family, box: Box, input: PacketInput, affinity: readonly string[], uplink: string): ClassExtent {
+export function boxExtent(
+  family: Family,
+  box: Box,
+  input: PacketInput,
+  affinity: readonly string[],
+  uplink: string,
+): ClassExtent {
   const proto = 'only' in box.proto ? box.proto.only : null;
   const ports = proto !== null && hasPorts(proto);
-  const icmp = box.icmp ? ('only' in box.icmp ? `type ${box.icmp.only}` : box.icmp.except.length ? `type any but ${box.icmp.except.join(', ')}` : 'any type') : null;
+  const icmp = box.icmp
+    ? 'only' in box.icmp
+      ? `type ${box.icmp.only}`
+      : box.icmp.except.length
+        ? `type any but ${box.icmp.except.join(', ')}`
+        : 'any type'
+    : null;
   return {
     from: box.from,
     protocol: protoLabel(box.proto),
@@ -119,7 +152,11 @@ export function boxExtent(family: Family, box: Box, input: PacketInput, affinity
 }
 
 /** A box over the whole space of one origin, for the given bounds. */
-export function wholeBox(family: Family, from: 'outside' | 'local', bounds: { src?: Span | null; dst?: Span | null; proto?: number | null; dport?: Span | null }): Box {
+export function wholeBox(
+  family: Family,
+  from: 'outside' | 'local',
+  bounds: { src?: Span | null; dst?: Span | null; proto?: number | null; dport?: Span | null },
+): Box {
   const space = addrSpace(family);
   const proto: ProtoSet = bounds.proto !== null && bounds.proto !== undefined ? { only: bounds.proto } : { except: [] };
   const only = 'only' in proto ? proto.only : null;
@@ -143,7 +180,20 @@ export function boxId(box: Box, input: PacketInput, affinity: readonly string[])
   const p = 'only' in box.proto ? `=${box.proto.only}` : `!${box.proto.except.join(',')}`;
   const i = box.icmp ? ('only' in box.icmp ? `=${box.icmp.only}` : `!${box.icmp.except.join(',')}`) : '';
   const known = [box.ifaces.join(','), box.marks.map(([v, m]) => `${v}/${m}`).join(','), box.lists.join(',')].join(';');
-  return [box.from, s(box.src), s(box.dst), p, s(box.sport), s(box.dport), i, input.in ?? '', input.mark ?? 0, input.ctstate ?? 'NEW', affinity.join(','), known].join('|');
+  return [
+    box.from,
+    s(box.src),
+    s(box.dst),
+    p,
+    s(box.sport),
+    s(box.dport),
+    i,
+    input.in ?? '',
+    input.mark ?? 0,
+    input.ctstate ?? 'NEW',
+    affinity.join(','),
+    known,
+  ].join('|');
 }
 
 const SPAN_FIELDS = ['src', 'dst', 'sport', 'dport'] as const;
@@ -161,7 +211,13 @@ export function mergeBoxes(a: Box, b: Box): Box | null {
     if (field || !x || !y) return null;
     field = f;
   }
-  if (!field || a.from !== b.from || JSON.stringify([a.proto, a.icmp, a.ifaces, a.marks, a.lists]) !== JSON.stringify([b.proto, b.icmp, b.ifaces, b.marks, b.lists])) return null;
+  if (
+    !field ||
+    a.from !== b.from ||
+    JSON.stringify([a.proto, a.icmp, a.ifaces, a.marks, a.lists]) !==
+      JSON.stringify([b.proto, b.icmp, b.ifaces, b.marks, b.lists])
+  )
+    return null;
   const x = a[field]!;
   const y = b[field]!;
   if (x.hi + 1n === y.lo) return { ...a, [field]: { lo: x.lo, hi: y.hi } };
@@ -170,13 +226,28 @@ export function mergeBoxes(a: Box, b: Box): Box | null {
 }
 
 /** Whether a box holds a single sampled packet (its extent fields are single values). */
-export function boxHolds(family: Family, box: Box, p: { from: string; protocol: string; src: string; dst: string; sport: string | null; dport: string | null }): boolean {
+export function boxHolds(
+  family: Family,
+  box: Box,
+  p: { from: string; protocol: string; src: string; dst: string; sport: string | null; dport: string | null },
+): boolean {
   const addr = (t: string) => {
     const a = parseAddr(t);
     return a && a.v === family ? addrValue(a) : null;
   };
   const inside = (s: Span | null, v: bigint | null) => v !== null && (s === null || (s.lo <= v && v <= s.hi));
-  const proto = 'only' in box.proto ? protoName(box.proto.only) === p.protocol : !box.proto.except.some((x) => protoName(x) === p.protocol);
-  const port = (s: Span | null, t: string | null) => t === null || s === null || inside(s, /^\d+$/.test(t) ? BigInt(t) : null);
-  return box.from === p.from && proto && inside(box.src, addr(p.src)) && inside(box.dst, addr(p.dst)) && port(box.sport, p.sport) && port(box.dport, p.dport);
+  const proto =
+    'only' in box.proto
+      ? protoName(box.proto.only) === p.protocol
+      : !box.proto.except.some(x => protoName(x) === p.protocol);
+  const port = (s: Span | null, t: string | null) =>
+    t === null || s === null || inside(s, /^\d+$/.test(t) ? BigInt(t) : null);
+  return (
+    box.from === p.from &&
+    proto &&
+    inside(box.src, addr(p.src)) &&
+    inside(box.dst, addr(p.dst)) &&
+    port(box.sport, p.sport) &&
+    port(box.dport, p.dport)
+  );
 }

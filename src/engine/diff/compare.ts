@@ -33,13 +33,22 @@ interface Folded {
 function fold(trace: Trace, rs: Ruleset, paths: boolean): Map<string, Folded> {
   const out = new Map<string, Folded>();
   for (const o of trace.outcomes) {
-    const assumptions = o.assumptions.map((a) => `${a.table} ${a.chain}: ${a.assumed} (${a.reason})`);
-    const path = paths ? o.steps.map((s) => `${s.table} ${s.chain}: ${ruleText(rs, s)}`) : undefined;
+    const assumptions = o.assumptions.map(a => `${a.table} ${a.chain}: ${a.assumed} (${a.reason})`);
+    const path = paths ? o.steps.map(s => `${s.table} ${s.chain}: ${ruleText(rs, s)}`) : undefined;
     // A packet that is dropped or rejected goes nowhere: where it would have been translated to is not
     // part of its fate (a martian dropped after DNAT fares the same whichever endpoint DNAT chose).
     const gone = o.disposition === 'dropped' || o.disposition === 'rejected';
     const [dnat, snat, masquerade] = gone ? [null, null, false] : [o.dnat, o.snat, o.masquerade];
-    const fate = { disposition: o.disposition, dnat, snat, masquerade, rejectWith: o.rejectWith, reason: o.reason, assumptions, ...(path ? { path } : {}) };
+    const fate = {
+      disposition: o.disposition,
+      dnat,
+      snat,
+      masquerade,
+      rejectWith: o.rejectWith,
+      reason: o.reason,
+      assumptions,
+      ...(path ? { path } : {}),
+    };
     const key = JSON.stringify([o.disposition, dnat, snat, masquerade, o.rejectWith, assumptions, path ?? null]);
     const prev = out.get(key);
     if (prev) prev.prob = add(prev.prob, parseExact(o.probabilityExact));
@@ -55,18 +64,18 @@ function ruleText(rs: Ruleset, s: TraceStep): string {
 
 function toFates(m: Map<string, Folded>): DiffFate[] {
   return [...m.values()]
-    .map((f) => ({ probabilityExact: formatRational(f.prob), probability: toNumber(f.prob), ...f.fate }))
+    .map(f => ({ probabilityExact: formatRational(f.prob), probability: toNumber(f.prob), ...f.fate }))
     .sort((a, b) => b.probability - a.probability || JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }
 
 const PROJECTIONS: readonly [ChangeAspect, (f: DiffFate) => string][] = [
-  ['disposition', (f) => f.disposition],
-  ['dnat', (f) => f.dnat ?? '-'],
-  ['snat', (f) => f.snat ?? '-'],
-  ['masquerade', (f) => String(f.masquerade)],
-  ['reject', (f) => f.rejectWith ?? '-'],
-  ['unknown', (f) => f.assumptions.join(';')],
-  ['path', (f) => (f.path ?? []).join(';')],
+  ['disposition', f => f.disposition],
+  ['dnat', f => f.dnat ?? '-'],
+  ['snat', f => f.snat ?? '-'],
+  ['masquerade', f => String(f.masquerade)],
+  ['reject', f => f.rejectWith ?? '-'],
+  ['unknown', f => f.assumptions.join(';')],
+  ['path', f => (f.path ?? []).join(';')],
 ];
 
 /**
@@ -96,7 +105,8 @@ export function compareFates(a: readonly DiffFate[], b: readonly DiffFate[]): Ch
   const aspects = new Set<ChangeAspect>();
   // Translations only matter for packets that get somewhere: that a packet is now dropped is the
   // disposition's change, not a lost DNAT as well.
-  const delivered = (fs: readonly DiffFate[]) => fs.filter((f) => f.disposition !== 'dropped' && f.disposition !== 'rejected');
+  const delivered = (fs: readonly DiffFate[]) =>
+    fs.filter(f => f.disposition !== 'dropped' && f.disposition !== 'rejected');
   const [da, db] = [delivered(a), delivered(b)];
   for (const [aspect, key] of PROJECTIONS) {
     const translation = aspect === 'dnat' || aspect === 'snat' || aspect === 'masquerade';
@@ -104,8 +114,8 @@ export function compareFates(a: readonly DiffFate[], b: readonly DiffFate[]): Ch
     const x = project(translation ? da : a, key);
     const y = project(translation ? db : b, key);
     const keys = new Set([...x.keys(), ...y.keys()]);
-    const differ = [...keys].some((k) => !x.has(k) || !y.has(k));
-    const reweighted = [...keys].some((k) => {
+    const differ = [...keys].some(k => !x.has(k) || !y.has(k));
+    const reweighted = [...keys].some(k => {
       const p = x.get(k);
       const q = y.get(k);
       return p && q && !sameProbability(p, q);
@@ -115,8 +125,17 @@ export function compareFates(a: readonly DiffFate[], b: readonly DiffFate[]): Ch
     // probability. Where a packet is sent is the exception: an added endpoint re-weights the old ones.
     if (reweighted && (!differ || aspect === 'dnat')) aspects.add('probability');
   }
-  const order: ChangeAspect[] = ['disposition', 'dnat', 'probability', 'snat', 'masquerade', 'reject', 'unknown', 'path'];
-  return order.filter((x) => aspects.has(x));
+  const order: ChangeAspect[] = [
+    'disposition',
+    'dnat',
+    'probability',
+    'snat',
+    'masquerade',
+    'reject',
+    'unknown',
+    'path',
+  ];
+  return order.filter(x => aspects.has(x));
 }
 
 export function fatesOf(trace: Trace, rs: Ruleset, paths: boolean): DiffFate[] {
@@ -147,14 +166,25 @@ function stepsOf(outcomes: readonly TraceOutcome[]): TraceStep[] {
 
 function ref(rs: Ruleset, s: TraceStep): DiffRuleRef {
   const r = ruleAt(rs, s);
-  return { file: rs.file, line: s.line, table: s.table, chain: s.chain, rule: s.rule, text: r ? r.raw.slice(r.specStart).trim() : '' };
+  return {
+    file: rs.file,
+    line: s.line,
+    table: s.table,
+    chain: s.chain,
+    rule: s.rule,
+    text: r ? r.raw.slice(r.specStart).trim() : '',
+  };
 }
 
 /**
  * The Service a class's packets are about (the first kube-proxy comment on their paths), else the chain of
  * the first rule responsible for the change, else the first changed chain they entered.
  */
-export function groupOf(sides: readonly { rs: Ruleset; trace: Trace }[], changed: ReadonlySet<string>, responsible: readonly DiffRuleRef[]): DiffGroupKey {
+export function groupOf(
+  sides: readonly { rs: Ruleset; trace: Trace }[],
+  changed: ReadonlySet<string>,
+  responsible: readonly DiffRuleRef[],
+): DiffGroupKey {
   for (const { rs, trace } of sides) {
     for (const s of stepsOf(trace.outcomes)) {
       const name = serviceOf(ruleAt(rs, s)?.comment ?? null);
@@ -174,7 +204,9 @@ export function groupOf(sides: readonly { rs: Ruleset; trace: Trace }[], changed
       }
     }
   }
-  return first ? { kind: 'chain', table: first.table, chain: first.chain } : { kind: 'chain', table: '-', chain: 'routing' };
+  return first
+    ? { kind: 'chain', table: first.table, chain: first.chain }
+    : { kind: 'chain', table: '-', chain: 'routing' };
 }
 
 const textSets = new WeakMap<Ruleset, Map<string, Set<string>>>();
@@ -196,7 +228,11 @@ function otherTexts(other: Ruleset, table: string, chain: string): Set<string> |
  * The rules that make the difference on one side: those on the class's paths, in changed chains, whose
  * text the other side's chain lacks. When a change only moved rules, the changed chains' rules it matched.
  */
-export function responsibleRules(side: Side, trace: Trace, changed: ReadonlySet<string>): { differing: DiffRuleRef[]; inChanged: DiffRuleRef[] } {
+export function responsibleRules(
+  side: Side,
+  trace: Trace,
+  changed: ReadonlySet<string>,
+): { differing: DiffRuleRef[]; inChanged: DiffRuleRef[] } {
   const differing: DiffRuleRef[] = [];
   const inChanged: DiffRuleRef[] = [];
   for (const s of stepsOf(trace.outcomes)) {

@@ -45,14 +45,18 @@ function ctxKey(c: Ctx): string {
 /** False when no packet of the context can match the rule's header and port checks. */
 export function compatible(f: RuleFacts, c: Ctx, local: readonly Span[] = []): boolean {
   // Behind `--dst-type LOCAL` only the node's own addresses (and 127.0.0.0/8) are destinations.
-  if (c.dstLocal && f.dst && !f.dst.negated && local.length && !local.some((l) => intersect(l, f.dst!.value))) return false;
+  if (c.dstLocal && f.dst && !f.dst.negated && local.length && !local.some(l => intersect(l, f.dst!.value)))
+    return false;
   if (f.proto && c.proto !== null && (f.proto.value === c.proto) === f.proto.negated) return false;
-  for (const [r, x] of [[f.dst, c.dst], [f.src, c.src]] as const) {
+  for (const [r, x] of [
+    [f.dst, c.dst],
+    [f.src, c.src],
+  ] as const) {
     if (!r || !x) continue;
     if (!r.negated && !intersect(r.value, x)) return false;
     if (r.negated && contains(r.value, x)) return false;
   }
-  if (c.dport) for (const p of f.dports) if (!p.negated && !p.value.some((s) => intersect(s, c.dport!))) return false;
+  if (c.dport) for (const p of f.dports) if (!p.negated && !p.value.some(s => intersect(s, c.dport!))) return false;
   const i = f.inIface;
   if (i && c.inIface !== null && !i.value.wildcard && (i.value.name === c.inIface) === i.negated) return false;
   return true;
@@ -69,7 +73,12 @@ function narrow(c: Ctx, f: RuleFacts): Ctx | null {
     dport = dport ? intersect(dport, p) : p;
   }
   if (f.inIface && !f.inIface.negated && !f.inIface.value.wildcard) inIface = f.inIface.value.name;
-  if ((f.dst && !f.dst.negated && !dst) || (f.src && !f.src.negated && !src) || (f.dports.length === 1 && !f.dports[0]!.negated && f.dports[0]!.value.length === 1 && !dport)) return null;
+  if (
+    (f.dst && !f.dst.negated && !dst) ||
+    (f.src && !f.src.negated && !src) ||
+    (f.dports.length === 1 && !f.dports[0]!.negated && f.dports[0]!.value.length === 1 && !dport)
+  )
+    return null;
   return { ...c, proto, src, dst, dport, inIface, dstLocal: c.dstLocal || f.dstLocal };
 }
 
@@ -84,7 +93,8 @@ export function textualDst(rule: Rule): bigint | null | undefined {
   if (raw.startsWith(' !', at - 2)) return undefined;
   // ` -d ` inside a quoted comment does not count: an odd number of unescaped quotes before it means so.
   let quotes = 0;
-  for (let q = raw.indexOf('"', rule.specStart); q >= 0 && q < at; q = raw.indexOf('"', q + 1)) if (raw[q - 1] !== '\\') quotes++;
+  for (let q = raw.indexOf('"', rule.specStart); q >= 0 && q < at; q = raw.indexOf('"', q + 1))
+    if (raw[q - 1] !== '\\') quotes++;
   if (quotes % 2 === 1) return undefined;
   const end = raw.indexOf(' ', at + 4);
   const net = parseNet(raw.slice(at + 4, end < 0 ? raw.length : end));
@@ -125,7 +135,7 @@ class ChainRules {
     else if (c.dst || (c.dstLocal && local.length)) {
       const spans = c.dst ? [c.dst] : local;
       cand = [...this.wide];
-      for (const [d, list] of this.byDst) if (spans.some((x) => x.lo <= d && d <= x.hi)) cand.push(...list);
+      for (const [d, list] of this.byDst) if (spans.some(x => x.lo <= d && d <= x.hi)) cand.push(...list);
     } else cand = this.rules.map((_, i) => i);
     cand.sort((a, b) => a - b);
     const out: Rule[] = [];
@@ -146,7 +156,10 @@ export interface Contexts {
 
 /** `nodeAddrs`: the node's addresses as values, for `--dst-type LOCAL`. */
 export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeAddrs: readonly bigint[]): Contexts {
-  const local: Span[] = [...nodeAddrs.map((n) => ({ lo: n, hi: n })), ...(family === 4 ? [{ lo: 0x7f000000n, hi: 0x7fffffffn }] : [{ lo: 1n, hi: 1n }])];
+  const local: Span[] = [
+    ...nodeAddrs.map(n => ({ lo: n, hi: n })),
+    ...(family === 4 ? [{ lo: 0x7f000000n, hi: 0x7fffffffn }] : [{ lo: 1n, hi: 1n }]),
+  ];
   const groups = new Map<string, Group>();
   const perChain = new Map<string, Map<string, { ctx: Ctx; via: Set<Rule> }>>();
   const widened = new Set<string>();
@@ -168,7 +181,16 @@ export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeA
       ctxs.clear();
     }
     if (widened.has(chain)) {
-      ctx = { table: ctx.table, hook: ctx.hook, proto: null, src: null, dst: null, dport: null, inIface: null, dstLocal: false };
+      ctx = {
+        table: ctx.table,
+        hook: ctx.hook,
+        proto: null,
+        src: null,
+        dst: null,
+        dport: null,
+        inIface: null,
+        dstLocal: false,
+      };
       via = [];
     }
     const key = ctxKey(ctx);
@@ -193,7 +215,21 @@ export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeA
 
   for (const key of rel.all) {
     const n = g.node(key)!;
-    if (n.builtin && g.hookMask(key) !== 0) enter(key, { table: n.table, hook: n.name as HookName, proto: null, src: null, dst: null, dport: null, inIface: null, dstLocal: false }, []);
+    if (n.builtin && g.hookMask(key) !== 0)
+      enter(
+        key,
+        {
+          table: n.table,
+          hook: n.name as HookName,
+          proto: null,
+          src: null,
+          dst: null,
+          dport: null,
+          inIface: null,
+          dstLocal: false,
+        },
+        [],
+      );
   }
   while (head < work.length) {
     const { chain, key } = work[head++]!;
@@ -204,7 +240,9 @@ export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeA
     group.chains.add(chain);
     for (const r of via) group.rules.add(r);
     const full = rel.full.has(chain);
-    if (full) for (const { rules } of g.rules(chain)) for (const r of rules) if (compatible(ruleFacts(r, family), ctx, local)) group.rules.add(r);
+    if (full)
+      for (const { rules } of g.rules(chain))
+        for (const r of rules) if (compatible(ruleFacts(r, family), ctx, local)) group.rules.add(r);
     for (const e of g.out(chain)) {
       if (!rel.all.has(e.to)) continue;
       const f = ruleFacts(e.rule, family);
@@ -228,17 +266,21 @@ export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeA
   // which packets arrive marked depends on them, what happens next on the group's own constants.
   // Rewriters are bucketed by the stage they run in, so each group decides per bucket whether they can
   // run before it (kube-proxy has one DNAT per endpoint, all in the same stage).
-  const buckets = new Map<string, { mask: number; table: string; nat: boolean; writers: { rule: Rule; facts: RuleFacts; via: Set<Rule> }[] }>();
+  const buckets = new Map<
+    string,
+    { mask: number; table: string; nat: boolean; writers: { rule: Rule; facts: RuleFacts; via: Set<Rule> }[] }
+  >();
   for (const chain of rel.full) {
     const via = new Set<Rule>();
-    for (const entry of perChain.get(chain)?.values() ?? []) for (const r of entry.via) if (via.size < MAX_VIA) via.add(r);
+    for (const entry of perChain.get(chain)?.values() ?? [])
+      for (const r of entry.via) if (via.size < MAX_VIA) via.add(r);
     const mask = g.hookMask(chain);
     const table = g.node(chain)!.table;
     for (const { rules } of g.rules(chain)) {
       for (const r of rules) {
         const f = ruleFacts(r, family);
         if (!f.writes.length) continue;
-        const nat = f.writes.some((x) => x.field === 'dst' || x.field === 'src');
+        const nat = f.writes.some(x => x.field === 'dst' || x.field === 'src');
         const key = `${mask} ${table} ${nat}`;
         let b = buckets.get(key);
         if (!b) buckets.set(key, (b = { mask, table, nat, writers: [] }));
@@ -247,12 +289,12 @@ export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeA
     }
   }
   for (const group of groups.values()) {
-    const facts = [...group.rules].map((r) => ruleFacts(r, family));
+    const facts = [...group.rules].map(r => ruleFacts(r, family));
     const stage = hookBit(group.ctx.hook);
     for (const b of buckets.values()) {
       if (!canPrecede(b.mask, b.table, stage, group.ctx.table, b.nat)) continue;
       for (const w of b.writers) {
-        if (group.rules.has(w.rule) || !w.facts.writes.some((x) => facts.some((f) => feeds(x, f)))) continue;
+        if (group.rules.has(w.rule) || !w.facts.writes.some(x => facts.some(f => feeds(x, f)))) continue;
         group.rules.add(w.rule);
         for (const r of w.via) group.rules.add(r);
       }

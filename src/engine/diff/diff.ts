@@ -49,7 +49,7 @@ export interface DiffOptions {
 
 /** Address intervals where the node's routing answers differently: loopback, routes, interface networks. */
 function routeCuts(config: NodeConfig, family: Family): Span[] {
-  const nets = [...(config.routes ?? []).map((r) => r.dst), ...(config.interfaces ?? []).flatMap((i) => i.addresses ?? [])];
+  const nets = [...(config.routes ?? []).map(r => r.dst), ...(config.interfaces ?? []).flatMap(i => i.addresses ?? [])];
   const out: Span[] = [family === 4 ? { lo: 0x7f000000n, hi: 0x7fffffffn } : { lo: 1n, hi: 1n }];
   for (const text of nets) {
     const net = parseNet(text);
@@ -94,7 +94,7 @@ function withNodeLabel(c: ClassChange, node: NodeModel): ClassChange {
   // Addresses in `--packet` syntax: `a.b.c.d`, `a.b.c.d:port`, `v6`, `[v6]:port`, each a space-separated word.
   const packet = c.class.packet
     .split(' ')
-    .map((w) => {
+    .map(w => {
       const v6 = /^\[([^\]]+)\](:\d+)?$/.exec(w);
       if (v6) return label(v6[1]!) === v6[1] ? w : `${label(v6[1]!)}${v6[2] ?? ''}`;
       const v4 = /^(\d{1,3}(?:\.\d{1,3}){3})(:\d+)?$/.exec(w);
@@ -113,24 +113,37 @@ function groupTitle(k: DiffGroupKey): string {
 
 /** Errors in the rulesets that matter to the comparison: structure, and the options of changed rules. */
 function errorsOf(rs: Ruleset, changed: DiffReport['changedChains']): string[] {
-  const out = rs.diagnostics.filter((d) => d.severity === 'error').map((d) => formatDiagnostic(rs.file, d));
+  const out = rs.diagnostics.filter(d => d.severity === 'error').map(d => formatDiagnostic(rs.file, d));
   for (const c of changed) {
     for (const r of rs.tables.get(c.table)?.chains.get(c.chain)?.rules ?? []) {
-      if (r instanceof IptRule) for (const d of r.diagnostics()) if (d.severity === 'error') out.push(formatDiagnostic(rs.file, d));
+      if (r instanceof IptRule)
+        for (const d of r.diagnostics()) if (d.severity === 'error') out.push(formatDiagnostic(rs.file, d));
     }
   }
   return [...new Set(out)];
 }
 
-export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOptions = {}): DiffResult & { errors?: string[] } {
+export function diffRulesets(
+  oldRs: Ruleset,
+  newRs: Ruleset,
+  options: DiffOptions = {},
+): DiffResult & { errors?: string[] } {
   if (oldRs.tables.size && newRs.tables.size && oldRs.family !== newRs.family) {
-    return { ok: false, error: `${oldRs.file} is IPv${oldRs.family} and ${newRs.file} is IPv${newRs.family}: compare dumps of one family` };
+    return {
+      ok: false,
+      error: `${oldRs.file} is IPv${oldRs.family} and ${newRs.file} is IPv${newRs.family}: compare dumps of one family`,
+    };
   }
   const family = oldRs.tables.size ? oldRs.family : newRs.family;
   const chainChanges = changedChains(oldRs, newRs);
-  const changed = new Set(chainChanges.map((c) => chainKey(c.table, c.chain)));
+  const changed = new Set(chainChanges.map(c => chainKey(c.table, c.chain)));
   const node = new NodeModel(options.node);
-  const env: ClassEnv = { family, nodeAddrs: node.addresses(family).map(addrValue), routeCuts: routeCuts(options.node ?? {}, family), uplink: node.uplink };
+  const env: ClassEnv = {
+    family,
+    nodeAddrs: node.addresses(family).map(addrValue),
+    routeCuts: routeCuts(options.node ?? {}, family),
+    uplink: node.uplink,
+  };
   const approximations: string[] = [];
   const queue: PacketClass[] = [];
   const ids = new Set<string>();
@@ -151,17 +164,23 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
    */
   let irrelevantJump: (rule: Rule) => boolean = () => false;
   const differing = new Map<string, { side: 0 | 1; rule: Rule }[]>();
-  for (const c of chainChanges) differing.set(chainKey(c.table, c.chain), differingRules(oldRs, newRs, c.table, c.chain));
+  for (const c of chainChanges)
+    differing.set(chainKey(c.table, c.chain), differingRules(oldRs, newRs, c.table, c.chain));
   if (changed.size) {
     const graph = new JumpGraph([oldRs, newRs]);
     const rel = relevantChains(graph, changed, family);
     const memo = new WeakMap<Rule, boolean>();
-    irrelevantJump = (rule) => {
+    irrelevantJump = rule => {
       let v = memo.get(rule);
       if (v === undefined) {
         const to = targetName(rule);
         const key = to === null ? '' : chainKey(rule.table, to);
-        v = !changed.has(chainKey(rule.table, rule.chain)) && to !== null && graph.node(key) !== null && !rel.all.has(key) && transparentJump(graph, rule, key);
+        v =
+          !changed.has(chainKey(rule.table, rule.chain)) &&
+          to !== null &&
+          graph.node(key) !== null &&
+          !rel.all.has(key) &&
+          transparentJump(graph, rule, key);
         memo.set(rule, v);
       }
       return v;
@@ -180,7 +199,10 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
   }
 
   const warnings = [...node.problems];
-  if (changed.size && env.nodeAddrs.length === 0) warnings.push('no node addresses given: NodePorts and local delivery are analysed for 127.0.0.1 only (pass --node-ip)');
+  if (changed.size && env.nodeAddrs.length === 0)
+    warnings.push(
+      'no node addresses given: NodePorts and local delivery are analysed for 127.0.0.1 only (pass --node-ip)',
+    );
   const changes: ClassChange[] = [];
   const boxes = new Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>();
   let approxClasses = 0;
@@ -189,7 +211,8 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
   const entered = new Set<string>();
   const enteredOpen = new Set<string>();
   const note = (side: number, trace: Trace, into: Set<string>) => {
-    for (const o of trace.outcomes) for (const e of o.events) if (e.kind === 'chain') into.add(`${side} ${e.table} ${e.chain}`);
+    for (const o of trace.outcomes)
+      for (const e of o.events) if (e.kind === 'chain') into.add(`${side} ${e.table} ${e.chain}`);
   };
   for (let k = 0; k < queue.length; k++) {
     const c = queue[k]!;
@@ -211,13 +234,25 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
       // fares otherwise. One that does not change need not be split where packets merely jump into chains
       // that reach no changed chain and no rewrite that feeds one and from which they return unchanged
       // (relevant.ts `transparentJump`): both halves then go on alike. docs/diff.md says why.
-      const chk = checkClass(env, c, [{ rs: oldRs, trace: a.trace }, { rs: newRs, trace: b.trace }], addClass, aspects.length ? undefined : irrelevantJump);
+      const chk = checkClass(
+        env,
+        c,
+        [
+          { rs: oldRs, trace: a.trace },
+          { rs: newRs, trace: b.trace },
+        ],
+        addClass,
+        aspects.length ? undefined : irrelevantJump,
+      );
       if (chk.kind === 'split') {
         const before = queue.length;
         for (const p of chk.pieces) addClass(p);
         if (queue.length > before || !limited) continue;
         open = true;
-        openReasons.set(`more than ${maxClasses} packet classes`, (openReasons.get(`more than ${maxClasses} packet classes`) ?? 0) + 1);
+        openReasons.set(
+          `more than ${maxClasses} packet classes`,
+          (openReasons.get(`more than ${maxClasses} packet classes`) ?? 0) + 1,
+        );
       } else if (chk.kind === 'open') {
         open = true;
         openReasons.set(chk.reason, (openReasons.get(chk.reason) ?? 0) + 1);
@@ -237,7 +272,14 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
     const newRules = none ? rn.inChanged : rn.differing;
     const change: ClassChange = {
       class: { packet: packetText(c, a.trace.packet.sport), extent: c.extent, origin: c.origin },
-      group: groupOf([{ rs: oldRs, trace: a.trace }, { rs: newRs, trace: b.trace }], changed, [...oldRules, ...newRules]),
+      group: groupOf(
+        [
+          { rs: oldRs, trace: a.trace },
+          { rs: newRs, trace: b.trace },
+        ],
+        changed,
+        [...oldRules, ...newRules],
+      ),
       aspects,
       old: oldF,
       new: newF,
@@ -254,8 +296,12 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
   canonical(changes, boxes, env);
   for (let i = 0; i < changes.length; i++) changes[i] = withNodeLabel(changes[i]!, node);
   if (limited) approximations.push(`more than ${maxClasses} packet classes: the rest were not traced`);
-  for (const [reason, n] of openReasons) approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
-  if (approxClasses) approximations.push(`${approxClasses} changed class${approxClasses === 1 ? ' is' : 'es are'} approximate (see each class)`);
+  for (const [reason, n] of openReasons)
+    approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
+  if (approxClasses)
+    approximations.push(
+      `${approxClasses} changed class${approxClasses === 1 ? ' is' : 'es are'} approximate (see each class)`,
+    );
   // The differing rules whose chains no class reached, or only classes the proof could not close.
   const unexplored: DiffRuleRef[] = [];
   if (approximations.length) {
@@ -274,28 +320,49 @@ export function diffRulesets(oldRs: Ruleset, newRs: Ruleset, options: DiffOption
  * A proven class's packets all fare alike, so its shown representative can be the box's ordinary packet
  * (space.ts `representative`), whichever packet refinement happened to trace.
  */
-function canonical(changes: ClassChange[], boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>, env: ClassEnv): void {
+function canonical(
+  changes: ClassChange[],
+  boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>,
+  env: ClassEnv,
+): void {
   changes.forEach((c, i) => {
     const b = boxes.get(c);
     if (!b) return;
     const i0 = b.input;
-    const input = boxInput(env.family, b.box, null, { in: i0.in, mark: i0.mark === undefined ? undefined : Number(i0.mark), ctstate: i0.ctstate });
+    const input = boxInput(env.family, b.box, null, {
+      in: i0.in,
+      mark: i0.mark === undefined ? undefined : Number(i0.mark),
+      ctstate: i0.ctstate,
+    });
     if (!input) return;
-    const pc: PacketClass = { input, affinity: b.affinity, origin: c.class.origin, box: b.box, extent: boxExtent(env.family, b.box, input, b.affinity, env.uplink) };
-    changes[i] = { ...c, class: { packet: packetText(pc, input.sport ?? null), extent: pc.extent, origin: c.class.origin } };
+    const pc: PacketClass = {
+      input,
+      affinity: b.affinity,
+      origin: c.class.origin,
+      box: b.box,
+      extent: boxExtent(env.family, b.box, input, b.affinity, env.uplink),
+    };
+    changes[i] = {
+      ...c,
+      class: { packet: packetText(pc, input.sport ?? null), extent: pc.extent, origin: c.class.origin },
+    };
   });
 }
 
 /** What makes two changes alike: the same group, aspects, fates and responsible rules. */
 function changeKey(c: ClassChange): string {
-  return JSON.stringify([c.group, c.aspects, c.old, c.new, c.oldRules.map((r) => r.line), c.newRules.map((r) => r.line)]);
+  return JSON.stringify([c.group, c.aspects, c.old, c.new, c.oldRules.map(r => r.line), c.newRules.map(r => r.line)]);
 }
 
 /**
  * Changes that add nothing: a box listed twice (a witness and a cross-product class can coincide), and a
  * sampled packet that lies in a proven box which changed the same way.
  */
-function dropRedundant(changes: ClassChange[], boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>, family: 4 | 6): void {
+function dropRedundant(
+  changes: ClassChange[],
+  boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>,
+  family: 4 | 6,
+): void {
   const seen = new Set<string>();
   const proven = new Map<string, Box[]>();
   for (const [c, b] of boxes) {
@@ -308,7 +375,8 @@ function dropRedundant(changes: ClassChange[], boxes: Map<ClassChange, { box: Bo
     const c = changes[i]!;
     const k = changeKey(c);
     const id = `${k}|${JSON.stringify(c.class.extent)}`;
-    const sampleInBox = c.class.origin === 'sweep' && (proven.get(k) ?? []).some((b) => boxHolds(family, b, sweepInput(c)));
+    const sampleInBox =
+      c.class.origin === 'sweep' && (proven.get(k) ?? []).some(b => boxHolds(family, b, sweepInput(c)));
     if (seen.has(id) || sampleInBox) {
       changes.splice(i--, 1);
       boxes.delete(c);
@@ -317,7 +385,14 @@ function dropRedundant(changes: ClassChange[], boxes: Map<ClassChange, { box: Bo
   }
 }
 
-function sweepInput(c: ClassChange): { from: string; protocol: string; src: string; dst: string; sport: string | null; dport: string | null } {
+function sweepInput(c: ClassChange): {
+  from: string;
+  protocol: string;
+  src: string;
+  dst: string;
+  sport: string | null;
+  dport: string | null;
+} {
   const e = c.class.extent;
   return { from: e.from, protocol: e.protocol, src: e.src, dst: e.dst, sport: e.sport, dport: e.dport };
 }
@@ -326,8 +401,19 @@ function sweepInput(c: ClassChange): { from: string; protocol: string; src: stri
  * Proven classes that changed the same way (same aspects, fates, rules and group) and whose boxes touch in
  * one field are shown as one range: refinement may cut a range at a rule that decides nothing for it.
  */
-function mergeAdjacent(changes: ClassChange[], boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>, env: ClassEnv): void {
-  const key = (c: ClassChange) => JSON.stringify([changeKey(c), c.class.extent.in, c.class.extent.ctstate, c.class.extent.mark, c.class.extent.affinity]);
+function mergeAdjacent(
+  changes: ClassChange[],
+  boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>,
+  env: ClassEnv,
+): void {
+  const key = (c: ClassChange) =>
+    JSON.stringify([
+      changeKey(c),
+      c.class.extent.in,
+      c.class.extent.ctstate,
+      c.class.extent.mark,
+      c.class.extent.affinity,
+    ]);
   const byKey = new Map<string, ClassChange[]>();
   for (const c of changes) {
     if (!boxes.has(c)) continue;
@@ -349,7 +435,10 @@ function mergeAdjacent(changes: ClassChange[], boxes: Map<ClassChange, { box: Bo
           if (!m) continue;
           const keep = list[i]!;
           const entry = { box: m, input: x.input, affinity: x.affinity };
-          const next: ClassChange = { ...keep, class: { ...keep.class, extent: boxExtent(env.family, m, x.input, x.affinity, env.uplink) } };
+          const next: ClassChange = {
+            ...keep,
+            class: { ...keep.class, extent: boxExtent(env.family, m, x.input, x.affinity, env.uplink) },
+          };
           boxes.set(next, entry);
           gone.add(list[j]!);
           changes[changes.indexOf(keep)] = next;
@@ -365,19 +454,38 @@ function mergeAdjacent(changes: ClassChange[], boxes: Map<ClassChange, { box: Bo
 
 function ruleRef(rs: Ruleset, r: Rule): DiffRuleRef {
   const chain = rs.tables.get(r.table)?.chains.get(r.chain);
-  return { file: rs.file, line: r.line + 1, table: r.table, chain: r.chain, rule: (chain?.rules.indexOf(r) ?? -1) + 1, text: r.raw.slice(r.specStart).trim() };
+  return {
+    file: rs.file,
+    line: r.line + 1,
+    table: r.table,
+    chain: r.chain,
+    rule: (chain?.rules.indexOf(r) ?? -1) + 1,
+    text: r.raw.slice(r.specStart).trim(),
+  };
 }
 
-function assemble(oldRs: Ruleset, newRs: Ruleset, chainChanges: DiffReport['changedChains'], traced: number, unordered: ClassChange[], approximations: string[], warnings: string[], unexplored: DiffRuleRef[]): DiffReport {
+function assemble(
+  oldRs: Ruleset,
+  newRs: Ruleset,
+  chainChanges: DiffReport['changedChains'],
+  traced: number,
+  unordered: ClassChange[],
+  approximations: string[],
+  warnings: string[],
+  unexplored: DiffRuleRef[],
+): DiffReport {
   const key = (k: DiffGroupKey) => (k.kind === 'service' ? `0 ${k.name}` : `1 ${k.table} ${k.chain}`);
-  const changes = unordered.map((c, i) => ({ c, i })).sort((x, y) => key(x.c.group).localeCompare(key(y.c.group)) || x.i - y.i).map((x) => x.c);
+  const changes = unordered
+    .map((c, i) => ({ c, i }))
+    .sort((x, y) => key(x.c.group).localeCompare(key(y.c.group)) || x.i - y.i)
+    .map(x => x.c);
   const groups: DiffGroup[] = [];
   changes.forEach((c, i) => {
     const last = groups[groups.length - 1];
     if (last && key(last.key) === key(c.group)) (last.changes as number[]).push(i);
     else groups.push({ key: c.group, title: groupTitle(c.group), changes: [i] });
   });
-  const services = groups.flatMap((g) => (g.key.kind === 'service' ? [g.key.name] : []));
+  const services = groups.flatMap(g => (g.key.kind === 'service' ? [g.key.name] : []));
   return {
     old: sideOf(oldRs),
     new: sideOf(newRs),

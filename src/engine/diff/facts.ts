@@ -57,8 +57,28 @@ export interface RuleFacts {
 
 /** Modules whose every test is captured by the dimensions above, or that the evaluator enumerates. */
 const SPLIT_MODULES = new Set([
-  'tcp', 'udp', 'udplite', 'sctp', 'multiport', 'comment', 'mark', 'connmark', 'conntrack', 'state', 'addrtype', 'iprange',
-  'icmp', 'icmp6', 'icmpv6', 'ipv6-icmp', 'statistic', 'recent', 'limit', 'hashlimit', 'connlimit', 'nfacct',
+  'tcp',
+  'udp',
+  'udplite',
+  'sctp',
+  'multiport',
+  'comment',
+  'mark',
+  'connmark',
+  'conntrack',
+  'state',
+  'addrtype',
+  'iprange',
+  'icmp',
+  'icmp6',
+  'icmpv6',
+  'ipv6-icmp',
+  'statistic',
+  'recent',
+  'limit',
+  'hashlimit',
+  'connlimit',
+  'nfacct',
 ]);
 
 const cache = new WeakMap<Rule, RuleFacts>();
@@ -102,7 +122,10 @@ function targetWrites(name: string, opts: Map<string, string>): Write[] {
     case 'NETMAP':
       // NETMAP maps the destination in PREROUTING/OUTPUT and the source in POSTROUTING/INPUT; a user chain
       // may be reached from either, so both count.
-      return [{ field: 'dst', to: null, ports: null }, { field: 'src', to: null, ports: null }];
+      return [
+        { field: 'dst', to: null, ports: null },
+        { field: 'src', to: null, ports: null },
+      ];
     case 'MARK':
       return [{ field: 'mark' }];
     case 'CONNMARK':
@@ -173,8 +196,10 @@ export function ruleFacts(rule: Rule, family: Family): RuleFacts {
       i++;
       continue;
     }
-    if (w === '--dport' || w === '--destination-port' || w === '--ctorigdstport') dports.push({ negated, value: portList(arg) });
-    else if (w === '--sport' || w === '--source-port' || w === '--ctorigsrcport') sports.push({ negated, value: portList(arg) });
+    if (w === '--dport' || w === '--destination-port' || w === '--ctorigdstport')
+      dports.push({ negated, value: portList(arg) });
+    else if (w === '--sport' || w === '--source-port' || w === '--ctorigsrcport')
+      sports.push({ negated, value: portList(arg) });
     else if (w === '--dports' || w === '--destination-ports') dports.push({ negated, value: portList(arg) });
     else if (w === '--sports' || w === '--source-ports') sports.push({ negated, value: portList(arg) });
     else if (w === '--ports') {
@@ -182,7 +207,8 @@ export function ruleFacts(rule: Rule, family: Family): RuleFacts {
       sports.push({ negated, value: portList(arg) });
     } else if (w === '--src-range' || w === '--dst-range') {
       const r = parseAddrRange(arg);
-      if (r && r.from.v === family) (w === '--src-range' ? srcCuts : dstCuts).push({ lo: addrValue(r.from), hi: addrValue(r.to) });
+      if (r && r.from.v === family)
+        (w === '--src-range' ? srcCuts : dstCuts).push({ lo: addrValue(r.from), hi: addrValue(r.to) });
       tests.add(w === '--src-range' ? 'src' : 'dst');
     } else if (w === '--ctorigsrc' || w === '--ctorigdst') {
       const s = addrSpan(arg, family);

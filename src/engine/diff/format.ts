@@ -7,7 +7,6 @@
 import { formatPercent as percent } from '../present.ts';
 import type { ChainChange, ClassChange, DiffFate, DiffReport, DiffRuleRef } from './types.ts';
 
-
 /** One fate in words: `forwarded, DNAT 10.10.1.11:80, masqueraded to 172.18.0.4`. */
 export function fateText(f: DiffFate): string {
   const parts: string[] = [f.disposition];
@@ -41,7 +40,7 @@ function bundles(report: DiffReport, indexes: readonly number[]): Bundle[] {
   const byKey = new Map<string, Bundle>();
   for (const i of indexes) {
     const c = report.changes[i]!;
-    const key = JSON.stringify([c.aspects, c.old, c.new, c.oldRules.map((r) => r.line), c.newRules.map((r) => r.line)]);
+    const key = JSON.stringify([c.aspects, c.old, c.new, c.oldRules.map(r => r.line), c.newRules.map(r => r.line)]);
     const b = byKey.get(key);
     if (b) b.others.push(c);
     else byKey.set(key, { first: c, others: [] });
@@ -56,28 +55,49 @@ function ruleRefText(r: DiffRuleRef): string {
 export function formatDiffText(report: DiffReport): string {
   const out: string[] = [`packetlens diff: ${report.old.file} → ${report.new.file}`];
   const cc = report.changedChains;
-  out.push(cc.length ? `${cc.length} chain${cc.length === 1 ? ' differs' : 's differ'}: ${cc.slice(0, 8).map(chainText).join(', ')}${cc.length > 8 ? `, … (${cc.length - 8} more)` : ''}` : 'no chain differs (counters and comments aside)');
+  out.push(
+    cc.length
+      ? `${cc.length} chain${cc.length === 1 ? ' differs' : 's differ'}: ${cc.slice(0, 8).map(chainText).join(', ')}${cc.length > 8 ? `, … (${cc.length - 8} more)` : ''}`
+      : 'no chain differs (counters and comments aside)',
+  );
   out.push(`${report.summary}  (${report.classesTraced} packet classes traced)`);
-  if (report.identical) out.push(cc.length ? 'behaviour is identical (proven): the differences do not change any packet’s fate' : 'behaviour is identical');
+  if (report.identical)
+    out.push(
+      cc.length
+        ? 'behaviour is identical (proven): the differences do not change any packet’s fate'
+        : 'behaviour is identical',
+    );
   else if (!report.changes.length) out.push(noChangeText(report));
   for (const g of report.groups) {
     out.push('', `${g.title}  (${g.changes.length} class${g.changes.length === 1 ? '' : 'es'})`);
     for (const b of bundles(report, g.changes)) {
       const c = b.first;
       out.push(`  ${c.class.packet}  [${c.aspects.join(', ')}]${c.approximate ? '  (approximate)' : ''}`);
-      if (b.others.length) out.push(`    and ${b.others.length} more class${b.others.length === 1 ? '' : 'es'} changed the same way, e.g. ${b.others.slice(0, 3).map((o) => o.class.packet).join('; ')}`);
-      for (const [label, fates] of [['old', c.old], ['new', c.new]] as const) {
+      if (b.others.length)
+        out.push(
+          `    and ${b.others.length} more class${b.others.length === 1 ? '' : 'es'} changed the same way, e.g. ${b.others
+            .slice(0, 3)
+            .map(o => o.class.packet)
+            .join('; ')}`,
+        );
+      for (const [label, fates] of [
+        ['old', c.old],
+        ['new', c.new],
+      ] as const) {
         fates.forEach((f, i) => {
           out.push(`    ${i === 0 ? label : '   '}  ${percent(f.probability).padStart(7)}  ${fateText(f)}`);
           for (const p of f.path ?? []) out.push(`                    ${p}`);
         });
       }
-      for (const [label, rules] of [['old rules', c.oldRules], ['new rules', c.newRules]] as const) {
+      for (const [label, rules] of [
+        ['old rules', c.oldRules],
+        ['new rules', c.newRules],
+      ] as const) {
         rules.forEach((r, i) => out.push(`    ${i === 0 ? label : '         '}  ${ruleRefText(r)}`));
       }
     }
   }
-  if (report.approximations.length) out.push('', ...report.approximations.map((a) => `approximate: ${a}`));
+  if (report.approximations.length) out.push('', ...report.approximations.map(a => `approximate: ${a}`));
   for (const r of report.unexplored ?? []) out.push(`not explored: ${ruleRefText(r)}`);
   for (const w of report.warnings) out.push(`warning: ${w}`);
   return out.join('\n');
@@ -93,7 +113,7 @@ function html(s: string): string {
 
 /** A markdown code span that survives backticks and table pipes in its text. */
 function code(s: string): string {
-  const longest = Math.max(0, ...(s.match(/`+/g) ?? []).map((m) => m.length));
+  const longest = Math.max(0, ...(s.match(/`+/g) ?? []).map(m => m.length));
   const fence = '`'.repeat(longest + 1);
   const body = s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
   return `${fence}${/^`|`$/.test(body) ? ` ${body} ` : body}${fence}`;
@@ -106,14 +126,19 @@ function cell(s: string): string {
 export function formatDiffMarkdown(report: DiffReport): string {
   const out: string[] = [`### packetlens diff: ${code(report.old.file)} → ${code(report.new.file)}`, ''];
   const cc = report.changedChains;
-  out.push(`**${cell(report.summary)}** — ${report.classesTraced} packet classes traced; ${cc.length} chain${cc.length === 1 ? '' : 's'} differ${cc.length === 1 ? 's' : ''} (counters and comments aside).`, '');
-  if (report.identical) out.push(cc.length ? 'Behaviour is identical (proven): no packet’s fate changes.' : 'Behaviour is identical.', '');
+  out.push(
+    `**${cell(report.summary)}** — ${report.classesTraced} packet classes traced; ${cc.length} chain${cc.length === 1 ? '' : 's'} differ${cc.length === 1 ? 's' : ''} (counters and comments aside).`,
+    '',
+  );
+  if (report.identical)
+    out.push(cc.length ? 'Behaviour is identical (proven): no packet’s fate changes.' : 'Behaviour is identical.', '');
   else if (!report.changes.length) out.push(`**${cell(noChangeText(report))}**`, '');
   if (report.groups.length) {
     out.push('| affected | classes | what changes |', '|---|---:|---|');
     for (const g of report.groups) {
-      const aspects = [...new Set(g.changes.flatMap((i) => report.changes[i]!.aspects))];
-      const name = g.key.kind === 'service' ? `Service ${code(g.key.name)}` : `chain ${code(`${g.key.table} ${g.key.chain}`)}`;
+      const aspects = [...new Set(g.changes.flatMap(i => report.changes[i]!.aspects))];
+      const name =
+        g.key.kind === 'service' ? `Service ${code(g.key.name)}` : `chain ${code(`${g.key.table} ${g.key.chain}`)}`;
       out.push(`| ${name} | ${g.changes.length} | ${aspects.join(', ')} |`);
     }
     out.push('');
@@ -122,23 +147,44 @@ export function formatDiffMarkdown(report: DiffReport): string {
   for (const g of report.groups) {
     // GitHub refuses comments over 65,536 characters: stop in time and point to the full report.
     if (out.join('\n').length > MARKDOWN_BUDGET) {
-      out.push(`*${report.groups.length - shown} more affected Service${report.groups.length - shown === 1 ? '' : 's'} or chains not shown; \`packetlens diff --json\` lists every class.*`, '');
+      out.push(
+        `*${report.groups.length - shown} more affected Service${report.groups.length - shown === 1 ? '' : 's'} or chains not shown; \`packetlens diff --json\` lists every class.*`,
+        '',
+      );
       break;
     }
     shown++;
     const all = bundles(report, g.changes);
-    out.push(`<details><summary>${html(g.title)} — ${g.changes.length} class${g.changes.length === 1 ? '' : 'es'}</summary>`, '');
-    if (all.length > MAX_BUNDLES) out.push(`*${all.length} different changes; the first ${MAX_BUNDLES} are shown.*`, '');
+    out.push(
+      `<details><summary>${html(g.title)} — ${g.changes.length} class${g.changes.length === 1 ? '' : 'es'}</summary>`,
+      '',
+    );
+    if (all.length > MAX_BUNDLES)
+      out.push(`*${all.length} different changes; the first ${MAX_BUNDLES} are shown.*`, '');
     for (const b of all.slice(0, MAX_BUNDLES)) {
       const c = b.first;
-      out.push(`${code(c.class.packet)}${b.others.length ? ` and ${b.others.length} more class${b.others.length === 1 ? '' : 'es'} alike` : ''}${c.approximate ? ' *(approximate)*' : ''}`, '');
+      out.push(
+        `${code(c.class.packet)}${b.others.length ? ` and ${b.others.length} more class${b.others.length === 1 ? '' : 'es'} alike` : ''}${c.approximate ? ' *(approximate)*' : ''}`,
+        '',
+      );
       out.push('| | probability | fate |', '|---|---:|---|');
-      for (const [label, fates] of [['old', c.old], ['new', c.new]] as const) {
-        fates.forEach((f, i) => out.push(`| ${i === 0 ? label : ''} | ${percent(f.probability)} | ${cell(fateText(f))}${f.path ? `<br>${f.path.map(cell).join('<br>')}` : ''} |`));
+      for (const [label, fates] of [
+        ['old', c.old],
+        ['new', c.new],
+      ] as const) {
+        fates.forEach((f, i) =>
+          out.push(
+            `| ${i === 0 ? label : ''} | ${percent(f.probability)} | ${cell(fateText(f))}${f.path ? `<br>${f.path.map(cell).join('<br>')}` : ''} |`,
+          ),
+        );
       }
       out.push('');
-      for (const [label, rules] of [['old', c.oldRules], ['new', c.newRules]] as const) {
-        if (rules.length) out.push(`- ${label}: ${rules.map((r) => `${code(`${r.file}:${r.line}`)} ${code(r.text)}`).join(', ')}`);
+      for (const [label, rules] of [
+        ['old', c.oldRules],
+        ['new', c.newRules],
+      ] as const) {
+        if (rules.length)
+          out.push(`- ${label}: ${rules.map(r => `${code(`${r.file}:${r.line}`)} ${code(r.text)}`).join(', ')}`);
       }
       out.push('');
     }

@@ -30,7 +30,17 @@ export interface ChainNode {
 }
 
 /** Targets that rewrite packet fields the class analysis follows (relevant.ts). */
-export const WRITER_TARGETS = new Set(['DNAT', 'SNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP', 'MARK', 'CONNMARK', 'NOTRACK', 'CT']);
+export const WRITER_TARGETS = new Set([
+  'DNAT',
+  'SNAT',
+  'MASQUERADE',
+  'REDIRECT',
+  'NETMAP',
+  'MARK',
+  'CONNMARK',
+  'NOTRACK',
+  'CT',
+]);
 
 /** The name a rule jumps or goes to, when it is a chain of its table; null for verdicts and targets. */
 export function jumpTarget(rule: Rule, chains: ReadonlyMap<string, Chain>): string | null {
@@ -48,7 +58,13 @@ export function targetName(rule: Rule): string | null {
   if (rule instanceof IptRule) return rule.targetRef?.name ?? null;
   const t = rule.target;
   if (!t) return null;
-  return t.kind === 'verdict' ? t.verdict : t.kind === 'target' ? t.module.name : t.kind === 'unknown' ? t.name : t.chain;
+  return t.kind === 'verdict'
+    ? t.verdict
+    : t.kind === 'target'
+      ? t.module.name
+      : t.kind === 'unknown'
+        ? t.name
+        : t.chain;
 }
 
 const MANY_CALLERS = 256;
@@ -60,7 +76,7 @@ export function hookBit(h: HookName): number {
 }
 
 export function hooksOf(mask: number): HookName[] {
-  return HOOKS.filter((h) => (mask & HOOK_BIT[h]) !== 0);
+  return HOOKS.filter(h => (mask & HOOK_BIT[h]) !== 0);
 }
 
 /** Every hook a table's chains can run in. */
@@ -72,7 +88,10 @@ export function tableMask(table: string): number {
 
 export class JumpGraph {
   /** Per side: table → target chain → the rules that jump or go there. */
-  private readonly callers: [Map<string, Map<string, Rule[]>>, Map<string, Map<string, Rule[]>>] = [new Map(), new Map()];
+  private readonly callers: [Map<string, Map<string, Rule[]>>, Map<string, Map<string, Rule[]>>] = [
+    new Map(),
+    new Map(),
+  ];
   private readonly writerMemo = new Map<string, Map<string, Rule[]>>();
   private readonly nodeMemo = new Map<string, ChainNode | null>();
   private readonly outMemo = new Map<string, Edge[]>();
@@ -166,12 +185,16 @@ export class JumpGraph {
     const n = this.node(key);
     if (!n) return [];
     const out = new Set<string>();
-    for (const side of this.callers) for (const r of side.get(n.table)?.get(n.name) ?? []) out.add(chainKey(n.table, r.chain));
+    for (const side of this.callers)
+      for (const r of side.get(n.table)?.get(n.name) ?? []) out.add(chainKey(n.table, r.chain));
     return [...out];
   }
 
   private callerCount(n: ChainNode): number {
-    return (this.callers[0].get(n.table)?.get(n.name)?.length ?? 0) + (this.callers[1].get(n.table)?.get(n.name)?.length ?? 0);
+    return (
+      (this.callers[0].get(n.table)?.get(n.name)?.length ?? 0) +
+      (this.callers[1].get(n.table)?.get(n.name)?.length ?? 0)
+    );
   }
 
   /**
@@ -188,14 +211,18 @@ export class JumpGraph {
       return tableMask(n.table);
     }
     // Iterative post-order over callers; a chain on a (refused) loop counts as reached by nothing more.
-    const stack: { key: string; callers: string[]; i: number; mask: number }[] = [{ key, callers: this.callersOf(key), i: 0, mask: this.ownMask(key) }];
+    const stack: { key: string; callers: string[]; i: number; mask: number }[] = [
+      { key, callers: this.callersOf(key), i: 0, mask: this.ownMask(key) },
+    ];
     const onStack = new Set([key]);
     while (stack.length) {
       const top = stack[stack.length - 1]!;
       if (top.i < top.callers.length) {
         const from = top.callers[top.i++]!;
         const fromNode = this.node(from);
-        const m = this.hookMemo.get(from) ?? (fromNode && this.callerCount(fromNode) > MANY_CALLERS ? tableMask(fromNode.table) : undefined);
+        const m =
+          this.hookMemo.get(from) ??
+          (fromNode && this.callerCount(fromNode) > MANY_CALLERS ? tableMask(fromNode.table) : undefined);
         if (m !== undefined) top.mask |= m;
         else if (!onStack.has(from)) {
           onStack.add(from);
@@ -226,7 +253,7 @@ export class JumpGraph {
       const k = work.pop()!;
       if (seen.has(k)) continue;
       seen.add(k);
-      const next = dir === 'out' ? this.out(k).map((e) => e.to) : this.callersOf(k);
+      const next = dir === 'out' ? this.out(k).map(e => e.to) : this.callersOf(k);
       for (const t of next) if (!seen.has(t)) work.push(t);
     }
     return seen;

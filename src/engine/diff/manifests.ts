@@ -27,20 +27,26 @@ function model(side: ManifestSide, errors: string[]): ClusterModel {
   return m;
 }
 
-export function diffManifests(oldSide: ManifestSide, newSide: ManifestSide, nodeName: string, options: Omit<DiffOptions, 'node'> = {}): DiffResult & { errors?: string[] } {
+export function diffManifests(
+  oldSide: ManifestSide,
+  newSide: ManifestSide,
+  nodeName: string,
+  options: Omit<DiffOptions, 'node'> = {},
+): DiffResult & { errors?: string[] } {
   const errors: string[] = [];
   const models = [model(oldSide, errors), model(newSide, errors)] as const;
   const sides = [oldSide, newSide] as const;
   const rulesets = models.map((m, i) => {
-    const node = m.nodes.find((n) => n.name === nodeName);
-    if (!node) return `no node named ${nodeName} in ${sides[i]!.label} (nodes: ${m.nodes.map((n) => n.name).join(', ') || 'none'})`;
+    const node = m.nodes.find(n => n.name === nodeName);
+    if (!node)
+      return `no node named ${nodeName} in ${sides[i]!.label} (nodes: ${m.nodes.map(n => n.name).join(', ') || 'none'})`;
     const text = renderNodeSave(synthesizeIptables(m, { nodeName }));
     return parseIptables(text, { file: `${sides[i]!.label} (kube-proxy rules of ${nodeName})`, lazy: true });
   });
   const [a, b] = rulesets as [(typeof rulesets)[number], (typeof rulesets)[number]];
   if (typeof a === 'string') return { ok: false, error: a };
   if (typeof b === 'string') return { ok: false, error: b };
-  const node = models[1].nodes.find((n) => n.name === nodeName)!;
+  const node = models[1].nodes.find(n => n.name === nodeName)!;
   const r = diffRulesets(a, b, { ...options, node: nodeContext(models[1], node) });
   return r.ok ? { ...r, errors: [...errors, ...(r.errors ?? [])] } : r;
 }

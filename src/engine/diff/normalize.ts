@@ -81,7 +81,8 @@ function compareChain(table: string, a: Chain | undefined, b: Chain | undefined)
   const policyDiffers = a.builtin && (a.policy ?? 'ACCEPT') !== (b.policy ?? 'ACCEPT');
   if (sameRules(a.rules, b.rules)) return policyDiffers ? { ...base, change: 'policy', added: 0, removed: 0 } : null;
   const delta = multisetDelta(a.rules, b.rules);
-  const change = delta.added === 0 && delta.removed === 0 && !policyDiffers ? 'reordered' : policyDiffers ? 'policy' : 'rules';
+  const change =
+    delta.added === 0 && delta.removed === 0 && !policyDiffers ? 'reordered' : policyDiffers ? 'policy' : 'rules';
   return { ...base, change, ...delta };
 }
 

@@ -32,7 +32,11 @@ export type Check =
   | { readonly kind: 'open'; readonly reason: string };
 
 /** What a rule's test says for a whole box: no packet matches, it answers alike for all, or a split. */
-type Answer = { kind: 'none' } | { kind: 'const' } | { kind: 'split'; boxes: { box: Box; in?: string; mark?: number }[] } | { kind: 'open'; reason: string };
+type Answer =
+  | { kind: 'none' }
+  | { kind: 'const' }
+  | { kind: 'split'; boxes: { box: Box; in?: string; mark?: number }[] }
+  | { kind: 'open'; reason: string };
 
 const NONE: Answer = { kind: 'none' };
 const CONST: Answer = { kind: 'const' };
@@ -40,7 +44,12 @@ const REST_IFACES = ['eth0', 'ens3', 'enp0s1', 'wan0', 'uplink9'];
 /** States a rule can name that are the packet's own, not derived from NAT (`--ctstate DNAT` is). */
 const BASE_STATES = new Set(['NEW', 'ESTABLISHED', 'RELATED', 'INVALID', 'UNTRACKED']);
 
-function spanAnswer(box: Box, field: 'src' | 'dst' | 'sport' | 'dport', have: Span, test: Neg<readonly Span[]>): Answer {
+function spanAnswer(
+  box: Box,
+  field: 'src' | 'dst' | 'sport' | 'dport',
+  have: Span,
+  test: Neg<readonly Span[]>,
+): Answer {
   let all = false;
   let partial: Span | null = null;
   for (const s of test.value) {
@@ -48,7 +57,7 @@ function spanAnswer(box: Box, field: 'src' | 'dst' | 'sport' | 'dport', have: Sp
     else if (intersect(s, have)) partial ??= s;
   }
   if (all) return test.negated ? NONE : CONST;
-  if (partial) return { kind: 'split', boxes: atoms(have, [partial]).map((a) => ({ box: { ...box, [field]: a } })) };
+  if (partial) return { kind: 'split', boxes: atoms(have, [partial]).map(a => ({ box: { ...box, [field]: a } })) };
   return test.negated ? CONST : NONE;
 }
 
@@ -62,24 +71,44 @@ function protoAnswer(box: Box, test: Neg<number>): Answer {
   return {
     kind: 'split',
     boxes: [
-      { box: { ...box, proto: only, sport: ports ? PORT_SPACE : null, dport: ports ? PORT_SPACE : null, icmp: icmp ? { except: [] } : null } },
+      {
+        box: {
+          ...box,
+          proto: only,
+          sport: ports ? PORT_SPACE : null,
+          dport: ports ? PORT_SPACE : null,
+          icmp: icmp ? { except: [] } : null,
+        },
+      },
       { box: { ...box, proto: { except: [...p.except, test.value] } } },
     ],
   };
 }
 
 /** Interfaces: the class is every name that agrees with its representative on the patterns it was cut against. */
-function ifaceAnswer(box: Box, input: PacketInput, uplink: string, test: Neg<{ name: string; wildcard: boolean }>): Answer {
+function ifaceAnswer(
+  box: Box,
+  input: PacketInput,
+  uplink: string,
+  test: Neg<{ name: string; wildcard: boolean }>,
+): Answer {
   if (box.from !== 'outside') return CONST;
   const q = test.value.name;
   if (box.ifaces.includes(q)) return CONST;
   const rep = input.in ?? uplink;
-  const agrees = (n: string) => box.ifaces.every((p) => ifaceMatches(p, n) === ifaceMatches(p, rep));
+  const agrees = (n: string) => box.ifaces.every(p => ifaceMatches(p, n) === ifaceMatches(p, rep));
   const known = [...box.ifaces, q];
   const inside = q.endsWith('+') ? `${q.slice(0, -1)}0` : q;
-  const outside = ifaceMatches(q, rep) ? REST_IFACES.find((n) => !ifaceMatches(q, n) && agrees(n)) : rep;
-  if (!agrees(inside) || outside === undefined) return { kind: 'open', reason: `interface pattern ${q} overlaps the class's interfaces` };
-  return { kind: 'split', boxes: [{ box: { ...box, ifaces: known }, in: inside }, { box: { ...box, ifaces: known }, in: outside }] };
+  const outside = ifaceMatches(q, rep) ? REST_IFACES.find(n => !ifaceMatches(q, n) && agrees(n)) : rep;
+  if (!agrees(inside) || outside === undefined)
+    return { kind: 'open', reason: `interface pattern ${q} overlaps the class's interfaces` };
+  return {
+    kind: 'split',
+    boxes: [
+      { box: { ...box, ifaces: known }, in: inside },
+      { box: { ...box, ifaces: known }, in: outside },
+    ],
+  };
 }
 
 /** Marks of local packets: the class is every mark that agrees with its representative on the tests it was cut against. */
@@ -90,18 +119,31 @@ function markAnswer(box: Box, input: PacketInput, test: { value: number; mask: n
   const yes = ((rep & ~test.mask) | test.value) >>> 0;
   const low = test.mask & -test.mask;
   const no = low ? (yes ^ low) >>> 0 : null;
-  if (no === null || !agrees(yes) || !agrees(no)) return { kind: 'open', reason: `mark test ${test.value}/${test.mask} overlaps the class's marks` };
+  if (no === null || !agrees(yes) || !agrees(no))
+    return { kind: 'open', reason: `mark test ${test.value}/${test.mask} overlaps the class's marks` };
   const marks = [...box.marks, [test.value, test.mask] as const];
-  return { kind: 'split', boxes: [{ box: { ...box, marks }, mark: yes }, { box: { ...box, marks }, mark: no }] };
+  return {
+    kind: 'split',
+    boxes: [
+      { box: { ...box, marks }, mark: yes },
+      { box: { ...box, marks }, mark: no },
+    ],
+  };
 }
 
 function icmpAnswer(box: Box, f: RuleFacts): Answer {
   if (!box.icmp || !f.icmpTypes.length) return CONST;
   const keys = f.icmpTypes.map(([t, c]) => `${t}/${c}`);
   if ('only' in box.icmp) return CONST;
-  const fresh = keys.filter((k) => !(box.icmp as { except: readonly string[] }).except.includes(k));
+  const fresh = keys.filter(k => !(box.icmp as { except: readonly string[] }).except.includes(k));
   if (!fresh.length) return CONST;
-  return { kind: 'split', boxes: [...fresh.map((k) => ({ box: { ...box, icmp: { only: k } } })), { box: { ...box, icmp: { except: [...box.icmp.except, ...fresh] } } }] };
+  return {
+    kind: 'split',
+    boxes: [
+      ...fresh.map(k => ({ box: { ...box, icmp: { only: k } } })),
+      { box: { ...box, icmp: { except: [...box.icmp.except, ...fresh] } } },
+    ],
+  };
 }
 
 /** One rule against a box: the first test that fails for the whole box settles it; else the first split. */
@@ -127,12 +169,17 @@ function answer(f: RuleFacts, rule: Rule, box: Box, input: PacketInput, uplink: 
   if (f.inIface) parts.push(ifaceAnswer(box, input, uplink, f.inIface));
   if (f.proto && !f.proto.negated) parts.push(icmpAnswer(box, f));
   for (const m of f.marks) parts.push(markAnswer(box, input, m));
-  if (parts.some((p) => p.kind === 'none')) return NONE;
-  const split = parts.find((p) => p.kind === 'split' || p.kind === 'open');
+  if (parts.some(p => p.kind === 'none')) return NONE;
+  const split = parts.find(p => p.kind === 'split' || p.kind === 'open');
   if (split) return split;
-  if (f.unsplit.length) return { kind: 'open', reason: `-m ${f.unsplit.join(', -m ')} (${rule.chain} line ${rule.line + 1}) is not decided per field` };
+  if (f.unsplit.length)
+    return {
+      kind: 'open',
+      reason: `-m ${f.unsplit.join(', -m ')} (${rule.chain} line ${rule.line + 1}) is not decided per field`,
+    };
   if (f.inexact) return { kind: 'open', reason: `a non-contiguous address mask (${rule.chain} line ${rule.line + 1})` };
-  if (targetName(rule) === 'NETMAP') return { kind: 'open', reason: `NETMAP (${rule.chain} line ${rule.line + 1}) maps each address apart` };
+  if (targetName(rule) === 'NETMAP')
+    return { kind: 'open', reason: `NETMAP (${rule.chain} line ${rule.line + 1}) maps each address apart` };
   return CONST;
 }
 
@@ -180,23 +227,45 @@ function candidates(chain: Chain, box: Box, family: 4 | 6): readonly Rule[] {
     if (ix.exact[mid]!.d < box.dst.lo) lo = mid + 1;
     else hi = mid;
   }
-  const out = ix.wide.map((i) => chain.rules[i]!);
+  const out = ix.wide.map(i => chain.rules[i]!);
   for (let k = lo; k < ix.exact.length && ix.exact[k]!.d <= box.dst.hi; k++) out.push(chain.rules[ix.exact[k]!.i]!);
   return out;
 }
 
 /** A class for a piece of a box: the representative moves only where it left the piece. */
-export function pieceClass(env: ClassEnv, c: PacketClass, piece: { box: Box; in?: string; mark?: number }, affinity = c.affinity): PacketClass | null {
-  const extra = { in: piece.in ?? c.input.in, mark: piece.mark ?? (c.input.mark === undefined ? undefined : Number(c.input.mark)), ctstate: c.input.ctstate };
+export function pieceClass(
+  env: ClassEnv,
+  c: PacketClass,
+  piece: { box: Box; in?: string; mark?: number },
+  affinity = c.affinity,
+): PacketClass | null {
+  const extra = {
+    in: piece.in ?? c.input.in,
+    mark: piece.mark ?? (c.input.mark === undefined ? undefined : Number(c.input.mark)),
+    ctstate: c.input.ctstate,
+  };
   const input = boxInput(env.family, piece.box, c.input, extra);
   if (!input) return null;
-  return { input, affinity, origin: c.origin, box: piece.box, extent: boxExtent(env.family, piece.box, input, affinity, env.uplink) };
+  return {
+    input,
+    affinity,
+    origin: c.origin,
+    box: piece.box,
+    extent: boxExtent(env.family, piece.box, input, affinity, env.uplink),
+  };
 }
 
 /** Cuts every box gets: routing (the node's addresses, routes, loopback) and addrtype's special ranges. */
 export function alwaysCuts(env: ClassEnv): { src: Span[]; dst: Span[] } {
-  const nodes = env.nodeAddrs.map((n) => ({ lo: n, hi: n }));
-  const special = env.family === 4 ? [{ lo: 0xe0000000n, hi: 0xefffffffn }, { lo: 0xffffffffn, hi: 0xffffffffn }, { lo: 0x7f000000n, hi: 0x7fffffffn }] : [{ lo: 1n, hi: 1n }];
+  const nodes = env.nodeAddrs.map(n => ({ lo: n, hi: n }));
+  const special =
+    env.family === 4
+      ? [
+          { lo: 0xe0000000n, hi: 0xefffffffn },
+          { lo: 0xffffffffn, hi: 0xffffffffn },
+          { lo: 0x7f000000n, hi: 0x7fffffffn },
+        ]
+      : [{ lo: 1n, hi: 1n }];
   return { src: [...nodes, ...special], dst: [...nodes, ...env.routeCuts, ...special] };
 }
 
@@ -205,7 +274,13 @@ export function alwaysCuts(env: ClassEnv): { src: Span[]; dst: Span[] } {
  * further classes the paths call for without splitting this one (a conntrack state or a recent list a rule
  * names: the class is one state, so other states are other classes).
  */
-export function checkClass(env: ClassEnv, c: PacketClass, sides: readonly { rs: Ruleset; trace: Trace }[], spawn: (c: PacketClass) => void, skip?: (rule: Rule) => boolean): Check {
+export function checkClass(
+  env: ClassEnv,
+  c: PacketClass,
+  sides: readonly { rs: Ruleset; trace: Trace }[],
+  spawn: (c: PacketClass) => void,
+  skip?: (rule: Rule) => boolean,
+): Check {
   /** A class that changes is cut exactly; one that does not may skip what cannot tell its halves apart. */
   const exact = skip === undefined;
   const box = c.box;
@@ -213,8 +288,14 @@ export function checkClass(env: ClassEnv, c: PacketClass, sides: readonly { rs: 
   const cuts = alwaysCuts(env);
   const cutAt = (field: 'src' | 'dst', list: readonly Span[]): Check | null => {
     const have = box[field];
-    const at = list.find((s) => intersect(s, have) && !contains(s, have));
-    return at ? pieces(env, c, atoms(have, [at]).map((a) => ({ box: { ...box, [field]: a } }))) : null;
+    const at = list.find(s => intersect(s, have) && !contains(s, have));
+    return at
+      ? pieces(
+          env,
+          c,
+          atoms(have, [at]).map(a => ({ box: { ...box, [field]: a } })),
+        )
+      : null;
   };
   // Routing answers by destination. A source that is the node's own, loopback or multicast is a martian
   // from outside, dropped at the first routing decision on both sides alike (routing reads no rule), so
@@ -223,7 +304,7 @@ export function checkClass(env: ClassEnv, c: PacketClass, sides: readonly { rs: 
   if (first) return first;
   for (const { rs, trace } of sides) {
     if (trace.unknown) {
-      const why = [...new Set(trace.outcomes.flatMap((o) => o.assumptions.map((x) => x.reason)))].join('; ');
+      const why = [...new Set(trace.outcomes.flatMap(o => o.assumptions.map(x => x.reason)))].join('; ');
       return { kind: 'open', reason: `a path rests on an undecidable match${why ? ` (${why})` : ''}` };
     }
     const seen = new Set<string>();
@@ -235,8 +316,24 @@ export function checkClass(env: ClassEnv, c: PacketClass, sides: readonly { rs: 
         if (e.kind === 'rule') {
           const v = e.step.verdict;
           const point = (x: string | null) => (x ? { lo: addrNum(x), hi: addrNum(x) } : null);
-          if (/^(DNAT|REDIRECT)/.test(v) && point(o.packet.dst)) view = { ...view, dst: point(o.packet.dst)!, dport: view.dport && o.packet.dport !== null ? { lo: BigInt(o.packet.dport), hi: BigInt(o.packet.dport) } : view.dport };
-          if (/^(SNAT|MASQUERADE)/.test(v) && point(o.packet.src)) view = { ...view, src: point(o.packet.src)!, sport: view.sport && o.packet.sport !== null ? { lo: BigInt(o.packet.sport), hi: BigInt(o.packet.sport) } : view.sport };
+          if (/^(DNAT|REDIRECT)/.test(v) && point(o.packet.dst))
+            view = {
+              ...view,
+              dst: point(o.packet.dst)!,
+              dport:
+                view.dport && o.packet.dport !== null
+                  ? { lo: BigInt(o.packet.dport), hi: BigInt(o.packet.dport) }
+                  : view.dport,
+            };
+          if (/^(SNAT|MASQUERADE)/.test(v) && point(o.packet.src))
+            view = {
+              ...view,
+              src: point(o.packet.src)!,
+              sport:
+                view.sport && o.packet.sport !== null
+                  ? { lo: BigInt(o.packet.sport), hi: BigInt(o.packet.sport) }
+                  : view.sport,
+            };
           continue;
         }
         if (e.kind !== 'chain') continue;
@@ -249,9 +346,16 @@ export function checkClass(env: ClassEnv, c: PacketClass, sides: readonly { rs: 
           if (skip?.(rule)) continue;
           const f = ruleFacts(rule, env.family);
           for (const st of f.ctstates) {
-            if (BASE_STATES.has(st) && st !== (c.input.ctstate ?? 'NEW')) spawn({ ...c, input: { ...c.input, ctstate: st as PacketInput['ctstate'] }, extent: { ...c.extent, ctstate: st } });
+            if (BASE_STATES.has(st) && st !== (c.input.ctstate ?? 'NEW'))
+              spawn({
+                ...c,
+                input: { ...c.input, ctstate: st as PacketInput['ctstate'] },
+                extent: { ...c.extent, ctstate: st },
+              });
           }
-          for (const l of f.recentLists) if (!c.affinity.includes(l)) spawn({ ...c, affinity: [...c.affinity, l], extent: { ...c.extent, affinity: [...c.affinity, l] } });
+          for (const l of f.recentLists)
+            if (!c.affinity.includes(l))
+              spawn({ ...c, affinity: [...c.affinity, l], extent: { ...c.extent, affinity: [...c.affinity, l] } });
           if (f.addrtype && !exact) {
             const byType = cutAt('src', cuts.src);
             if (byType) return byType;
@@ -260,7 +364,7 @@ export function checkClass(env: ClassEnv, c: PacketClass, sides: readonly { rs: 
           if (a.kind === 'open') return a;
           if (a.kind === 'split') {
             // Only untranslated fields can split (translated ones are single values): carry them to the box.
-            const back = a.boxes.map((p) => {
+            const back = a.boxes.map(p => {
               const out: Record<string, unknown> = { ...box };
               for (const k of Object.keys(p.box) as (keyof Box)[]) if (p.box[k] !== view[k]) out[k] = p.box[k];
               return { ...p, box: out as unknown as Box };

@@ -29,8 +29,15 @@ type Field = 'dst' | 'src' | 'mark' | 'ctmark' | 'ctstate';
 
 /** The fields each rewriting target may change (facts.ts reads the exact values when it matters). */
 const WRITES: Readonly<Record<string, readonly Field[]>> = {
-  DNAT: ['dst'], REDIRECT: ['dst'], SNAT: ['src'], MASQUERADE: ['src'], NETMAP: ['dst', 'src'],
-  MARK: ['mark'], CONNMARK: ['mark', 'ctmark'], NOTRACK: ['ctstate'], CT: ['ctstate'],
+  DNAT: ['dst'],
+  REDIRECT: ['dst'],
+  SNAT: ['src'],
+  MASQUERADE: ['src'],
+  NETMAP: ['dst', 'src'],
+  MARK: ['mark'],
+  CONNMARK: ['mark', 'ctmark'],
+  NOTRACK: ['ctstate'],
+  CT: ['ctstate'],
 };
 
 /**
@@ -39,13 +46,17 @@ const WRITES: Readonly<Record<string, readonly Field[]>> = {
  */
 const JOURNEYS: readonly (readonly string[])[] = (() => {
   const stages = (hooks: HookName[], skipNat = false) =>
-    hooks.flatMap((h) =>
+    hooks.flatMap(h =>
       Object.entries(TABLE_HOOKS)
         .filter(([t, v]) => v.hooks[h] !== undefined && !(skipNat && t === 'nat'))
         .sort((a, b) => a[1].hooks[h]! - b[1].hooks[h]!)
         .map(([t]) => `${h} ${t}`),
     );
-  return [stages(['PREROUTING', 'INPUT']), stages(['PREROUTING', 'FORWARD', 'POSTROUTING']), [...stages(['OUTPUT', 'POSTROUTING']), ...stages(['PREROUTING', 'INPUT'], true)]];
+  return [
+    stages(['PREROUTING', 'INPUT']),
+    stages(['PREROUTING', 'FORWARD', 'POSTROUTING']),
+    [...stages(['OUTPUT', 'POSTROUTING']), ...stages(['PREROUTING', 'INPUT'], true)],
+  ];
 })();
 
 /** Whether a rewrite in (hooks, table) can happen before a test in (hooks, table) on some journey. */
@@ -59,7 +70,7 @@ export function canPrecede(wMask: number, wTable: string, tMask: number, tTable:
         if (!nat) return true;
         continue;
       }
-      if (JOURNEYS.some((j) => j.indexOf(a) >= 0 && j.indexOf(b) > j.indexOf(a))) return true;
+      if (JOURNEYS.some(j => j.indexOf(a) >= 0 && j.indexOf(b) > j.indexOf(a))) return true;
     }
   }
   return false;
@@ -73,7 +84,7 @@ export function feeds(w: Write, r: RuleFacts): boolean {
   const addr = w.field === 'dst' ? r.dst : r.src;
   if (addr && (addr.negated || !w.to || intersect(addr.value, w.to))) return true;
   const ports = w.field === 'dst' ? r.dports : r.sports;
-  return w.ports !== null && ports.some((p) => p.negated || p.value.some((s) => intersect(s, w.ports!)));
+  return w.ports !== null && ports.some(p => p.negated || p.value.some(s => intersect(s, w.ports!)));
 }
 
 /** Consumers (rules whose tests count) grouped by the field they test and the stage they run in. */
@@ -101,7 +112,8 @@ class Consumers {
     const out: RuleFacts[][] = [];
     const nat = field === 'dst' || field === 'src';
     for (const f of field === 'dst' ? (['dst', 'out'] as const) : [field]) {
-      for (const g of this.byField.get(f)?.values() ?? []) if (canPrecede(mask, table, g.mask, g.table, nat)) out.push(g.rules);
+      for (const g of this.byField.get(f)?.values() ?? [])
+        if (canPrecede(mask, table, g.mask, g.table, nat)) out.push(g.rules);
     }
     return out;
   }
@@ -124,25 +136,27 @@ export function relevantChains(g: JumpGraph, changed: ReadonlySet<string>, famil
     // The rules that lead into the relevant part test fields too (a gate on a mark): they are consumers.
     for (const a of ancestors) {
       if (full.has(a)) continue;
-      for (const e of g.out(a)) if (ancestors.has(e.to) && consumers.add(e.rule, g.hookMask(a), g.node(a)!.table, family)) grew = true;
+      for (const e of g.out(a))
+        if (ancestors.has(e.to) && consumers.add(e.rule, g.hookMask(a), g.node(a)!.table, family)) grew = true;
     }
     for (const table of g.tables()) {
       // Most rewriters cannot precede any test (kube-proxy's 100k DNATs against nat tests): decide that per
       // table before looking at a chain's hooks or a rule's options.
       const possible = new Set<Field>();
-      for (const f of ['dst', 'src', 'mark', 'ctmark', 'ctstate'] as const) if (consumers.reachable(f, tableMask(table), table).length) possible.add(f);
+      for (const f of ['dst', 'src', 'mark', 'ctmark', 'ctstate'] as const)
+        if (consumers.reachable(f, tableMask(table), table).length) possible.add(f);
       if (!possible.size) continue;
       for (const [chain, rules] of g.writers(table)) {
         const key = chainKey(table, chain);
         if (full.has(key)) continue;
         const mask = g.hookMask(key);
-        const hit = rules.some((rule) =>
-          (WRITES[targetName(rule) ?? ''] ?? []).some((field) => {
+        const hit = rules.some(rule =>
+          (WRITES[targetName(rule) ?? ''] ?? []).some(field => {
             if (!possible.has(field)) return false;
             const groups = consumers.reachable(field, mask, table);
             if (!groups.length) return false;
-            const writes = ruleFacts(rule, family).writes.filter((x) => x.field === field);
-            return writes.some((x) => groups.some((list) => list.some((r) => feeds(x, r))));
+            const writes = ruleFacts(rule, family).writes.filter(x => x.field === field);
+            return writes.some(x => groups.some(list => list.some(r => feeds(x, r))));
           }),
         );
         if (hit) {
@@ -178,7 +192,7 @@ export function transparentJump(g: JumpGraph, rule: Rule, key: string): boolean 
       for (const r of rules) {
         if (!(r instanceof IptRule) || r.loadsModule('recent')) return false;
         const t = r.targetRef;
-        if (t && !PASS_TARGETS.has(t.name) && !g.out(k).some((e) => e.rule === r)) return false;
+        if (t && !PASS_TARGETS.has(t.name) && !g.out(k).some(e => e.rule === r)) return false;
       }
     }
   }

@@ -111,7 +111,8 @@ export function formatAddrSpan(family: Family, s: Span): string {
     let prefix = bits;
     for (let k = size; k > 1n; k >>= 1n) prefix--;
     const mask = ((1n << BigInt(bits)) - 1n) ^ (size - 1n);
-    const net: Net = family === 4 ? { v: 4, n: Number(s.lo), mask: Number(mask), prefix } : { v: 6, n: s.lo, mask, prefix };
+    const net: Net =
+      family === 4 ? { v: 4, n: Number(s.lo), mask: Number(mask), prefix } : { v: 6, n: s.lo, mask, prefix };
     return formatNet(net);
   }
   return `${formatAddr(valueAddr(family, s.lo))}–${formatAddr(valueAddr(family, s.hi))}`;

@@ -14,7 +14,14 @@ import { valueAddr } from './space.ts';
 
 const SAMPLES = 48;
 
-function make(env: ClassEnv, from: 'outside' | 'local', protocol: string, src: string, dst: string, dport: number | null): PacketClass {
+function make(
+  env: ClassEnv,
+  from: 'outside' | 'local',
+  protocol: string,
+  src: string,
+  dst: string,
+  dport: number | null,
+): PacketClass {
   const input: Record<string, unknown> = { protocol, src, dst, from };
   if (dport !== null) {
     input.dport = dport;
@@ -24,7 +31,18 @@ function make(env: ClassEnv, from: 'outside' | 'local', protocol: string, src: s
     input: input as unknown as PacketInput,
     affinity: [],
     origin: 'sweep',
-    extent: { from, protocol, src, dst, sport: dport !== null ? '40000' : null, dport: dport !== null ? String(dport) : null, in: from === 'outside' ? env.uplink : null, mark: from === 'local' ? '0x0' : null, ctstate: 'NEW', affinity: [] },
+    extent: {
+      from,
+      protocol,
+      src,
+      dst,
+      sport: dport !== null ? '40000' : null,
+      dport: dport !== null ? String(dport) : null,
+      in: from === 'outside' ? env.uplink : null,
+      mark: from === 'local' ? '0x0' : null,
+      ctstate: 'NEW',
+      affinity: [],
+    },
   };
 }
 
@@ -39,7 +57,8 @@ export function sweepClasses(rulesets: readonly Ruleset[], env: ClassEnv): Packe
     make(env, 'outside', v4 ? 'icmp' : 'ipv6-icmp', client, far, null),
     make(env, 'local', 'tcp', local, far, 443),
   ];
-  for (const n of env.nodeAddrs) out.push(make(env, 'outside', 'tcp', client, formatAddr(valueAddr(env.family, n)), 22));
+  for (const n of env.nodeAddrs)
+    out.push(make(env, 'outside', 'tcp', client, formatAddr(valueAddr(env.family, n)), 22));
   // Evenly spaced rules of the old ruleset that name one destination: their packets from outside.
   const rs = rulesets[0]!;
   const stride = Math.max(1, Math.ceil(rs.ruleCount / SAMPLES));
@@ -51,9 +70,18 @@ export function sweepClasses(rulesets: readonly Ruleset[], env: ClassEnv): Packe
         const f = ruleFacts(rule, env.family);
         if (!f.dst || f.dst.negated || f.dst.value.lo !== f.dst.value.hi) continue;
         const proto = f.proto && !f.proto.negated ? f.proto.value : 6;
-        const port = f.dports.find((d) => !d.negated)?.value[0]?.lo;
+        const port = f.dports.find(d => !d.negated)?.value[0]?.lo;
         const ports = proto === 6 || proto === 17 || proto === 132;
-        out.push(make(env, 'outside', protoName(proto), client, formatAddr(valueAddr(env.family, f.dst.value.lo)), ports ? Number(port ?? 80n) : null));
+        out.push(
+          make(
+            env,
+            'outside',
+            protoName(proto),
+            client,
+            formatAddr(valueAddr(env.family, f.dst.value.lo)),
+            ports ? Number(port ?? 80n) : null,
+          ),
+        );
       }
     }
   }

@@ -73,7 +73,8 @@ export interface PacketClassView {
   readonly origin: 'changed' | 'sweep';
 }
 
-export type ChangeAspect = 'disposition' | 'dnat' | 'probability' | 'snat' | 'masquerade' | 'reject' | 'path' | 'unknown';
+export type ChangeAspect =
+  'disposition' | 'dnat' | 'probability' | 'snat' | 'masquerade' | 'reject' | 'path' | 'unknown';
 
 export interface ClassChange {
   readonly class: PacketClassView;
@@ -88,7 +89,9 @@ export interface ClassChange {
   readonly approximate: boolean;
 }
 
-export type DiffGroupKey = { readonly kind: 'service'; readonly name: string } | { readonly kind: 'chain'; readonly table: string; readonly chain: string };
+export type DiffGroupKey =
+  | { readonly kind: 'service'; readonly name: string }
+  | { readonly kind: 'chain'; readonly table: string; readonly chain: string };
 
 export interface DiffGroup {
   readonly key: DiffGroupKey;
@@ -134,4 +137,5 @@ export interface DiffReport {
   readonly warnings: readonly string[];
 }
 
-export type DiffResult = { readonly ok: true; readonly report: DiffReport } | { readonly ok: false; readonly error: string };
+export type DiffResult =
+  { readonly ok: true; readonly report: DiffReport } | { readonly ok: false; readonly error: string };

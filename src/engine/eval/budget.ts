@@ -33,16 +33,25 @@ export const DEFAULT_MAX_STEPS = 4_000_000;
 export const DEFAULT_MAX_PATHS = 4096;
 export const DEFAULT_MAX_RECORDS = 3_000_000;
 
-export function newLimits(maxSteps = DEFAULT_MAX_STEPS, maxPaths = DEFAULT_MAX_PATHS, maxRecords = DEFAULT_MAX_RECORDS): TraceLimits {
+export function newLimits(
+  maxSteps = DEFAULT_MAX_STEPS,
+  maxPaths = DEFAULT_MAX_PATHS,
+  maxRecords = DEFAULT_MAX_RECORDS,
+): TraceLimits {
   return { maxSteps, maxPaths, maxRecords, steps: 0, paths: 1, records: 0, exhausted: null, remainder: new Map() };
 }
 
 function assumptionsKey(list: readonly TraceAssumption[]): string {
-  return list.map((a) => `${a.table}/${a.chain}/${a.rule}/${a.assumed}`).join(',');
+  return list.map(a => `${a.table}/${a.chain}/${a.rule}/${a.assumed}`).join(',');
 }
 
 /** Keeps a path's probability as not enumerated (it is neither traced further nor lost). */
-export function addRemainder(limits: TraceLimits, prob: Rational, paths: number, assumptions: readonly TraceAssumption[]): void {
+export function addRemainder(
+  limits: TraceLimits,
+  prob: Rational,
+  paths: number,
+  assumptions: readonly TraceAssumption[],
+): void {
   const key = assumptionsKey(assumptions);
   const prev = limits.remainder.get(key);
   if (prev) {
@@ -103,7 +112,8 @@ export function liveMarks(rs: Ruleset, hasInterceptors: boolean): LiveMarks {
         const spec = tg.spec as { kind?: string; nfmask?: number; ctmask?: number } | null;
         if (tname === 'MARK') continue;
         if (tname === 'CONNMARK') {
-          if (spec?.kind === 'save' || spec?.kind === 'restore') copies.push({ kind: spec.kind, nfmask: spec.nfmask ?? ALL, ctmask: spec.ctmask ?? ALL });
+          if (spec?.kind === 'save' || spec?.kind === 'restore')
+            copies.push({ kind: spec.kind, nfmask: spec.nfmask ?? ALL, ctmask: spec.ctmask ?? ALL });
           continue;
         }
       }

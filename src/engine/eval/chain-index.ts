@@ -34,7 +34,12 @@ function dportKey(rule: Rule): number | null {
   if (!p || p.negated) return null;
   for (const m of rule.matches) {
     const spec = m.spec as { dport?: { negated: boolean; range: { from: number; to: number } } | null };
-    if ((m.module.name === 'tcp' || m.module.name === 'udp' || m.module.name === 'sctp') && spec.dport && !spec.dport.negated && spec.dport.range.from === spec.dport.range.to) {
+    if (
+      (m.module.name === 'tcp' || m.module.name === 'udp' || m.module.name === 'sctp') &&
+      spec.dport &&
+      !spec.dport.negated &&
+      spec.dport.range.from === spec.dport.range.to
+    ) {
       return p.value * 65536 + spec.dport.range.from;
     }
   }

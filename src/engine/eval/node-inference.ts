@@ -40,7 +40,12 @@ function nodePortAddresses(rs: Ruleset, services: Chain | undefined, out: Inferr
     const t = rule.target;
     if (!t || t.kind !== 'jump' || t.chain !== 'KUBE-NODEPORTS') continue;
     const addr = hostRoute(rule);
-    if (addr) out.push({ address: addr, from: where(rs, rule), why: `kube-proxy sends NodePorts on ${addr} to KUBE-NODEPORTS (nodePortAddresses): it is this node's address` });
+    if (addr)
+      out.push({
+        address: addr,
+        from: where(rs, rule),
+        why: `kube-proxy sends NodePorts on ${addr} to KUBE-NODEPORTS (nodePortAddresses): it is this node's address`,
+      });
   }
 }
 
@@ -59,10 +64,16 @@ function snatSources(rs: Ruleset, nat: Map<string, Chain>, out: InferredAddress[
       if (t?.kind !== 'target' || t.module.name !== 'SNAT') continue;
       const range = (t.spec as { readonly range: NatRange | null }).range;
       const o = rule.ip.outIface;
-      if (!range?.from || !range.to || range.from.n !== range.to.n || !o || o.negated || o.value.name.endsWith('+')) continue;
+      if (!range?.from || !range.to || range.from.n !== range.to.n || !o || o.negated || o.value.name.endsWith('+'))
+        continue;
       const addr = formatAddr(range.from);
-      if (out.some((x) => x.address === addr)) continue;
-      out.push({ address: addr, iface: o.value.name, from: where(rs, rule), why: `SNAT --to-source ${addr} for packets leaving by ${o.value.name}: taken as ${o.value.name}'s address` });
+      if (out.some(x => x.address === addr)) continue;
+      out.push({
+        address: addr,
+        iface: o.value.name,
+        from: where(rs, rule),
+        why: `SNAT --to-source ${addr} for packets leaving by ${o.value.name}: taken as ${o.value.name}'s address`,
+      });
     }
   }
 }
@@ -81,13 +92,20 @@ function ipvsAddresses(rs: Ruleset, ipsets: IpsetStore | null, out: InferredAddr
       const v = e.values[0];
       if (!v || v.kind !== 'net' || v.net.prefix !== (v.net.v === 4 ? 32 : 128)) continue;
       const address = formatAddr(v.net.v === 4 ? { v: 4, n: v.net.n } : { v: 6, n: v.net.n });
-      out.push({ address, iface: 'kube-ipvs0', from: `ipset ${name} (line ${set.line + 1})`, why: `kube-proxy's IPVS mode binds ${address} on kube-ipvs0`, extra: true });
+      out.push({
+        address,
+        iface: 'kube-ipvs0',
+        from: `ipset ${name} (line ${set.line + 1})`,
+        why: `kube-proxy's IPVS mode binds ${address} on kube-ipvs0`,
+        extra: true,
+      });
     }
   }
 }
 
 function rulesMention(rs: Ruleset, word: string): boolean {
-  for (const t of rs.tables.values()) for (const c of t.chains.values()) for (const r of c.rules) if (r.raw.includes(word)) return true;
+  for (const t of rs.tables.values())
+    for (const c of t.chains.values()) for (const r of c.rules) if (r.raw.includes(word)) return true;
   return false;
 }
 
@@ -156,14 +174,18 @@ export interface NodePortHint {
  * kube-proxy serves as a NodePort here, whether that address is the node's decides the answer (local
  * NodePort handling or plain forwarding); the trace then shows both, each under its assumption.
  */
-export function nodePortHint(rs: Ruleset, input: { protocol: string; dst: string; dport?: number; src?: string; from?: string }, isAddr: (t: string) => boolean): NodePortHint | null {
+export function nodePortHint(
+  rs: Ruleset,
+  input: { protocol: string; dst: string; dport?: number; src?: string; from?: string },
+  isAddr: (t: string) => boolean,
+): NodePortHint | null {
   if (input.dport === undefined || input.from === 'local' || !input.src || !isAddr(input.dst)) return null;
   const chain = rs.tables.get('nat')?.chains.get('KUBE-NODEPORTS');
   const proto = input.protocol.toLowerCase();
   const dport = input.dport;
   for (const rule of chain?.rules ?? []) {
     if (rule.ip.protoName !== proto || rule.ip.proto?.negated) continue;
-    const ports = rule.matches.find((m) => m.module.name === proto)?.spec as PortSpec | undefined;
+    const ports = rule.matches.find(m => m.module.name === proto)?.spec as PortSpec | undefined;
     if (!ports?.dport || ports.dport.negated || !inPortRange(ports.dport.range, dport)) continue;
     return { rule, address: input.dst, from: where(rs, rule) };
   }

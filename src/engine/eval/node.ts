@@ -57,7 +57,10 @@ export interface InferredAddress {
  * assumptions it brings (trace.ts): it is local, it is the MASQUERADE source, it is none of the packet's
  * written addresses, and the rules' address ranges were tested against the stand-in's digits.
  */
-const SYMBOLIC: { readonly [F in Family]: Addr } = { 4: { v: 4, n: 0xc0000008 }, 6: { v: 6, n: 0x01000000000000000000000000000008n } };
+const SYMBOLIC: { readonly [F in Family]: Addr } = {
+  4: { v: 4, n: 0xc0000008 },
+  6: { v: 6, n: 0x01000000000000000000000000000008n },
+};
 
 interface Iface {
   readonly name: string;
@@ -106,7 +109,7 @@ export class NodeModel {
     }
     // Inferred addresses count only for a family the user said nothing about.
     const used: InferredAddress[] = [];
-    const given = new Set(this.local.map((a) => a.v));
+    const given = new Set(this.local.map(a => a.v));
     for (const inf of config.inferred ?? []) {
       const addr = parseAddr(inf.address);
       if (!addr || inf.extra || given.has(addr.v)) continue;
@@ -115,7 +118,7 @@ export class NodeModel {
     }
     // Zero configuration: the node still has an address on its uplink, only not a known one.
     for (const f of [4, 6] as const) {
-      if (this.local.some((a) => a.v === f)) continue;
+      if (this.local.some(a => a.v === f)) continue;
       this.symbolicFamilies.add(f);
       this.addOnIface(SYMBOLIC[f], this.uplink);
     }
@@ -145,14 +148,14 @@ export class NodeModel {
   }
 
   private addOnIface(addr: Addr, name: string): void {
-    if (!this.local.some((a) => a.v === addr.v && a.n === addr.n)) this.local.push(addr);
+    if (!this.local.some(a => a.v === addr.v && a.n === addr.n)) this.local.push(addr);
     // A node address given without an interface lives on the uplink, as a kind node's eth0 does.
     let itf = this.ifaces.get(name);
     if (!itf) {
       itf = { name, addrs: [] };
       this.ifaces.set(name, itf);
     }
-    if (!itf.addrs.some((x) => x.addr.v === addr.v && x.addr.n === addr.n)) itf.addrs.push({ addr, net: hostNet(addr) });
+    if (!itf.addrs.some(x => x.addr.v === addr.v && x.addr.n === addr.n)) itf.addrs.push({ addr, net: hostNet(addr) });
   }
 
   /** True when the node's address of this family (or any family) is the symbolic stand-in. */
@@ -177,11 +180,11 @@ export class NodeModel {
 
   /** The node's addresses, primary first (the symbolic stand-in included). */
   addresses(family?: Family): Addr[] {
-    return family ? this.local.filter((a) => a.v === family) : [...this.local];
+    return family ? this.local.filter(a => a.v === family) : [...this.local];
   }
 
   primary(family: Family): Addr | null {
-    return this.local.find((a) => a.v === family) ?? null;
+    return this.local.find(a => a.v === family) ?? null;
   }
 
   isLocal(a: Addr): boolean {
@@ -193,7 +196,8 @@ export class NodeModel {
   /** The interface that owns a local address (`lo` for loopback). */
   ifaceOf(a: Addr): string | null {
     if (isLoopback(a)) return 'lo';
-    for (const itf of this.ifaces.values()) for (const x of itf.addrs) if (x.addr.v === a.v && x.addr.n === a.n) return itf.name;
+    for (const itf of this.ifaces.values())
+      for (const x of itf.addrs) if (x.addr.v === a.v && x.addr.n === a.n) return itf.name;
     return null;
   }
 
@@ -207,7 +211,7 @@ export class NodeModel {
   /** The address an interface would use as a source (`inet_select_addr`: its own, else any of the node's). */
   sourceFor(iface: string, family: Family): Addr | null {
     if (iface === 'lo') return family === 4 ? { v: 4, n: 0x7f000001 } : { v: 6, n: 1n };
-    const own = this.ifaces.get(iface)?.addrs.find((x) => x.addr.v === family);
+    const own = this.ifaces.get(iface)?.addrs.find(x => x.addr.v === family);
     return own?.addr ?? this.primary(family);
   }
 
@@ -252,10 +256,10 @@ export class NodeModel {
 
   /** Addresses the user gave or the files implied, without the symbolic stand-ins. */
   knownAddresses(family?: Family): Addr[] {
-    return this.addresses(family).filter((a) => !this.isSymbolicAddr(a));
+    return this.addresses(family).filter(a => !this.isSymbolicAddr(a));
   }
 
   describe(): string {
-    return this.local.map((a) => this.show(a)).join(', ');
+    return this.local.map(a => this.show(a)).join(', ');
   }
 }

@@ -53,7 +53,11 @@ function hostPort(text: string): { addr: string; port?: number } | null {
 /** Parses `<proto> <src>[:<sport>] -> <dst>[:<dport>] [key=value…]`; src may be omitted for local packets. */
 export function parsePacketText(text: string): PacketParse {
   const m = /^\s*(\S+)\s+(?:(\S+)\s*->\s*)?(\S+)((?:\s+\S+=\S+)*)\s*$/.exec(text.replace(/→/g, '->'));
-  if (!m) return { ok: false, error: `cannot read packet '${text}': expected "<proto> <src>[:<sport>] -> <dst>[:<dport>]", e.g. "tcp 10.0.0.1 -> 10.96.0.10:53"` };
+  if (!m)
+    return {
+      ok: false,
+      error: `cannot read packet '${text}': expected "<proto> <src>[:<sport>] -> <dst>[:<dport>]", e.g. "tcp 10.0.0.1 -> 10.96.0.10:53"`,
+    };
   const [, proto, srcText, dstText, extra] = m;
   const src = srcText ? hostPort(srcText) : null;
   const dst = hostPort(dstText!);
@@ -66,9 +70,32 @@ export function parsePacketText(text: string): PacketParse {
   if (dst.port !== undefined) input.dport = dst.port;
   for (const kv of (extra ?? '').trim().split(/\s+/).filter(Boolean)) {
     const [k, v] = kv.split('=') as [string, string];
-    const key = { in: 'in', from: 'from', mark: 'mark', state: 'ctstate', ctstate: 'ctstate', flags: 'tcpFlags', type: 'icmpType', code: 'icmpCode', length: 'length', ttl: 'ttl', uid: 'uid', gid: 'gid', physin: 'physIn', physout: 'physOut' }[k.toLowerCase()];
-    if (!key) return { ok: false, error: `unknown packet field '${k}' in '${text}' (in, from, mark, state, flags, type, code, length, ttl, uid, gid)` };
-    input[key] = ['icmpCode', 'length', 'ttl', 'uid', 'gid'].includes(key) ? Number(v) : key === 'ctstate' ? v.toUpperCase() : v;
+    const key = {
+      in: 'in',
+      from: 'from',
+      mark: 'mark',
+      state: 'ctstate',
+      ctstate: 'ctstate',
+      flags: 'tcpFlags',
+      type: 'icmpType',
+      code: 'icmpCode',
+      length: 'length',
+      ttl: 'ttl',
+      uid: 'uid',
+      gid: 'gid',
+      physin: 'physIn',
+      physout: 'physOut',
+    }[k.toLowerCase()];
+    if (!key)
+      return {
+        ok: false,
+        error: `unknown packet field '${k}' in '${text}' (in, from, mark, state, flags, type, code, length, ttl, uid, gid)`,
+      };
+    input[key] = ['icmpCode', 'length', 'ttl', 'uid', 'gid'].includes(key)
+      ? Number(v)
+      : key === 'ctstate'
+        ? v.toUpperCase()
+        : v;
   }
   return { ok: true, input: input as unknown as PacketInput };
 }
@@ -81,7 +108,8 @@ export function packetFromJson(obj: unknown): PacketParse {
   if (typeof protocol !== 'string') return { ok: false, error: `packet needs "protocol" (tcp, udp, icmp, sctp, …)` };
   if (typeof o.dst !== 'string') return { ok: false, error: `packet needs "dst"` };
   for (const k of ['sport', 'dport', 'icmpCode', 'length', 'ttl', 'uid', 'gid']) {
-    if (o[k] !== undefined && typeof o[k] !== 'number') return { ok: false, error: `packet field "${k}" must be a number` };
+    if (o[k] !== undefined && typeof o[k] !== 'number')
+      return { ok: false, error: `packet field "${k}" must be a number` };
   }
   const input: Record<string, unknown> = { ...o, protocol: protocol.toLowerCase() };
   if (o.icmp_type !== undefined && o.icmpType === undefined) input.icmpType = o.icmp_type;
@@ -106,19 +134,26 @@ export type BuiltPacket = { ok: true; pkt: PacketState; from: 'outside' | 'local
 /** `node` or `node(eth0)`: the node's own address, whatever it is (the symbolic one when none is known). */
 const NODE_WORD = /^node(?:\([^)]*\))?$/i;
 
-export function buildPacket(input: PacketInput, family: Family | null, nodeAddr: (f: Family) => Addr | null, isLocal: (a: Addr) => boolean): BuiltPacket {
+export function buildPacket(
+  input: PacketInput,
+  family: Family | null,
+  nodeAddr: (f: Family) => Addr | null,
+  isLocal: (a: Addr) => boolean,
+): BuiltPacket {
   const proto = protoNumber(input.protocol === 'icmpv6' ? 'ipv6-icmp' : input.protocol);
   if (proto === null) return { ok: false, error: `'${input.protocol}' is not a protocol` };
   // The family of a packet written with `node` comes from its other address, else the ruleset's.
-  const other = [input.src, input.dst].map((t) => (t && !NODE_WORD.test(t) ? parseAddr(t) : null)).find((a) => a) ?? null;
+  const other = [input.src, input.dst].map(t => (t && !NODE_WORD.test(t) ? parseAddr(t) : null)).find(a => a) ?? null;
   const fam: Family = other?.v ?? family ?? 4;
   const read = (t: string): Addr | null => (NODE_WORD.test(t) ? nodeAddr(fam) : parseAddr(t));
   const dst = read(input.dst);
   if (!dst) return { ok: false, error: `'${input.dst}' is not an IP address` };
-  if (family !== null && dst.v !== family) return { ok: false, error: `${input.dst} is IPv${dst.v} but the ruleset is IPv${family}` };
+  if (family !== null && dst.v !== family)
+    return { ok: false, error: `${input.dst} is IPv${dst.v} but the ruleset is IPv${family}` };
   let src: Addr | null = input.src ? read(input.src) : null;
   if (input.src && !src) return { ok: false, error: `'${input.src}' is not an IP address` };
-  if (src && src.v !== dst.v) return { ok: false, error: `source ${input.src} and destination ${input.dst} are of different families` };
+  if (src && src.v !== dst.v)
+    return { ok: false, error: `source ${input.src} and destination ${input.dst} are of different families` };
   const fromRaw = input.from ?? 'auto';
   let from: 'outside' | 'local';
   if (fromRaw === 'local') from = 'local';
@@ -126,16 +161,29 @@ export function buildPacket(input: PacketInput, family: Family | null, nodeAddr:
   else from = !src || isLocal(src) ? 'local' : 'outside';
   if (!src) {
     src = nodeAddr(dst.v);
-    if (!src) return { ok: false, error: `the packet has no source address and the node has no IPv${dst.v} address (give --node-ip or a source)` };
+    if (!src)
+      return {
+        ok: false,
+        error: `the packet has no source address and the node has no IPv${dst.v} address (give --node-ip or a source)`,
+      };
   }
   const ctstate: CtState = input.ctstate ?? defaultState(proto, input.icmpType);
-  if (!['NEW', 'ESTABLISHED', 'RELATED', 'INVALID', 'UNTRACKED'].includes(ctstate)) return { ok: false, error: `'${ctstate}' is not a connection state (NEW, ESTABLISHED, RELATED, INVALID, UNTRACKED)` };
+  if (!['NEW', 'ESTABLISHED', 'RELATED', 'INVALID', 'UNTRACKED'].includes(ctstate))
+    return {
+      ok: false,
+      error: `'${ctstate}' is not a connection state (NEW, ESTABLISHED, RELATED, INVALID, UNTRACKED)`,
+    };
   const ports = hasPorts(proto);
   const sport = ports ? (input.sport ?? DEFAULT_SPORT) : null;
   const dport = ports ? (input.dport ?? null) : null;
-  if (ports && dport === null) return { ok: false, error: `a ${input.protocol} packet needs a destination port (dst:port)` };
-  for (const [k, v] of [['sport', sport], ['dport', dport]] as const) {
-    if (v !== null && (!Number.isInteger(v) || v < 0 || v > 65535)) return { ok: false, error: `${k} ${v} is not a port (0-65535)` };
+  if (ports && dport === null)
+    return { ok: false, error: `a ${input.protocol} packet needs a destination port (dst:port)` };
+  for (const [k, v] of [
+    ['sport', sport],
+    ['dport', dport],
+  ] as const) {
+    if (v !== null && (!Number.isInteger(v) || v < 0 || v > 65535))
+      return { ok: false, error: `${k} ${v} is not a port (0-65535)` };
   }
   let tcpFlags: number | null = null;
   if (proto === 6) {
@@ -197,7 +245,7 @@ export function buildPacket(input: PacketInput, family: Family | null, nodeAddr:
 }
 
 export function describePacketInput(i: PacketInput): string {
-  const host = (a: string | undefined, p: number | undefined) => (a === undefined ? '' : a.includes(':') && p !== undefined ? `[${a}]:${p}` : p !== undefined ? `${a}:${p}` : a);
+  const host = (a: string | undefined, p: number | undefined) =>
+    a === undefined ? '' : a.includes(':') && p !== undefined ? `[${a}]:${p}` : p !== undefined ? `${a}:${p}` : a;
   return `${i.protocol} ${i.src ? `${host(i.src, i.sport)} -> ` : ''}${host(i.dst, i.dport)}`;
 }
-

@@ -32,7 +32,21 @@ export interface Path {
 }
 
 export function newPath(pkt: PacketState): Path {
-  return { prob: ONE, pkt, steps: [], misses: [], events: [], assumptions: [], notes: [], masquerade: false, work: 0, rerouted: null, count: 1, variesNf: 0, variesCt: 0 };
+  return {
+    prob: ONE,
+    pkt,
+    steps: [],
+    misses: [],
+    events: [],
+    assumptions: [],
+    notes: [],
+    masquerade: false,
+    work: 0,
+    rerouted: null,
+    count: 1,
+    variesNf: 0,
+    variesCt: 0,
+  };
 }
 
 export function forkPath(p: Path): Path {

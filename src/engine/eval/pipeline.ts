@@ -12,7 +12,15 @@
  * mapping, so it is not consulted again for that connection.
  */
 import { type Addr, type Family, formatAddr, isLoopback } from '../net/addr.ts';
-import { type HookChain, type HookName, NAT_CORE_PRIORITY, type Ruleset, type TableKind, baseChainsForHook, chainType } from '../model.ts';
+import {
+  type HookChain,
+  type HookName,
+  NAT_CORE_PRIORITY,
+  type Ruleset,
+  type TableKind,
+  baseChainsForHook,
+  chainType,
+} from '../model.ts';
 import { format as formatRational, isZero, mul, toNumber } from '../rational.ts';
 import type { EvalEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
@@ -53,8 +61,10 @@ function stagesOf(rs: Ruleset, hook: HookName, family: Family, env: EvalEnv): St
   // nf_nat registers its hook entries on all four nat hooks as soon as one nat chain of the family exists
   // (`nf_nat_register_fn`): a hook without nat chains still binds a null mapping for a new connection, so a
   // packet the node sends to itself is not NATed again when it loops back through PREROUTING.
-  if (nat.length || (hook !== 'FORWARD' && hasNatChain(rs, family))) stages.push({ kind: 'nat', chains: nat, priority: NAT_CORE_PRIORITY[hook] });
-  for (const i of env.interceptors ?? []) if (i.hook === hook) stages.push({ kind: 'interceptor', interceptor: i, priority: i.priority });
+  if (nat.length || (hook !== 'FORWARD' && hasNatChain(rs, family)))
+    stages.push({ kind: 'nat', chains: nat, priority: NAT_CORE_PRIORITY[hook] });
+  for (const i of env.interceptors ?? [])
+    if (i.hook === hook) stages.push({ kind: 'interceptor', interceptor: i, priority: i.priority });
   // Stable: at equal priority base chains keep declaration order, nat follows them, interceptors come last.
   return stages.sort((a, b) => a.priority - b.priority);
 }
@@ -66,7 +76,8 @@ function hasNatChain(rs: Ruleset, family: Family): boolean {
   if (!fams) {
     fams = new Set();
     for (const hook of ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'] as const) {
-      for (const f of [4, 6] as const) if (baseChainsForHook(rs, hook, f).some((hc) => chainType(hc.table, hc.chain) === 'nat')) fams.add(f);
+      for (const f of [4, 6] as const)
+        if (baseChainsForHook(rs, hook, f).some(hc => chainType(hc.table, hc.chain) === 'nat')) fams.add(f);
     }
     natFamilies.set(rs, fams);
   }
@@ -77,11 +88,15 @@ function hasNatChain(rs: Ruleset, family: Family): boolean {
 function natSkip(p: Path, hook: HookName): string | null {
   const dstHook = hook === 'PREROUTING' || hook === 'OUTPUT';
   const ct = p.pkt.ct;
-  return ct.state === 'UNTRACKED' ? 'the packet is not tracked (NOTRACK), so it is never NATed'
-    : ct.state === 'INVALID' ? 'conntrack marked the packet INVALID, so it is never NATed'
-    : ct.state !== 'NEW' ? `only a connection's first packet traverses nat; this one is ${ct.state}`
-    : (dstHook ? ct.dstManipDone : ct.srcManipDone) ? `the connection's ${dstHook ? 'destination' : 'source'} NAT is already decided`
-    : null;
+  return ct.state === 'UNTRACKED'
+    ? 'the packet is not tracked (NOTRACK), so it is never NATed'
+    : ct.state === 'INVALID'
+      ? 'conntrack marked the packet INVALID, so it is never NATed'
+      : ct.state !== 'NEW'
+        ? `only a connection's first packet traverses nat; this one is ${ct.state}`
+        : (dstHook ? ct.dstManipDone : ct.srcManipDone)
+          ? `the connection's ${dstHook ? 'destination' : 'source'} NAT is already decided`
+          : null;
 }
 
 /** Whether a nat chain bound the connection's translation for this hook's direction. */
@@ -96,7 +111,15 @@ function natBound(p: Path, hook: HookName): boolean {
  * chains in priority order until one binds a translation; then (or after the last) the connection's
  * translation for this direction is decided (`nf_nat_alloc_null_binding` when none bound).
  */
-function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: WalkOptions, next: Continue, afterTable?: AfterTable): Ending[] {
+function runHook(
+  rs: Ruleset,
+  hook: HookName,
+  path: Path,
+  env: EvalEnv,
+  opts: WalkOptions,
+  next: Continue,
+  afterTable?: AfterTable,
+): Ending[] {
   path.events.push({ kind: 'hook', hook, iface: { in: path.pkt.inIface, out: path.pkt.outIface } });
   let live: Path[] = [path];
   const endings: Ending[] = [];
@@ -126,11 +149,19 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
         for (const q of pending) {
           for (const r of walkTable(table, chain, hook, q, env, opts)) {
             const v = r.verdict;
-            const refused = v.kind === 'accept' && afterTable ? afterTable(table.name, chainType(table, chain), r.path) : null;
+            const refused =
+              v.kind === 'accept' && afterTable ? afterTable(table.name, chainType(table, chain), r.path) : null;
             if (refused) endings.push(...drop(r.path, refused));
             else if (v.kind === 'accept') accepted.push(r.path);
-            else if (v.kind === 'drop') endings.push({ path: r.path, disposition: 'dropped', reason: v.reason, rejectWith: null });
-            else if (v.kind === 'reject') endings.push({ path: r.path, disposition: 'rejected', reason: `REJECT with ${v.with}`, rejectWith: v.with });
+            else if (v.kind === 'drop')
+              endings.push({ path: r.path, disposition: 'dropped', reason: v.reason, rejectWith: null });
+            else if (v.kind === 'reject')
+              endings.push({
+                path: r.path,
+                disposition: 'rejected',
+                reason: `REJECT with ${v.with}`,
+                rejectWith: v.with,
+              });
             else endings.push({ path: r.path, disposition: 'unknown', reason: v.reason, rejectWith: null });
           }
         }
@@ -162,7 +193,14 @@ function runHook(rs: Ruleset, hook: HookName, path: Path, env: EvalEnv, opts: Wa
  * One interceptor over the live paths: packets it passes stay live; packets it takes split into its
  * branches, each ending here or re-sent through LOCAL_OUT (`resend`). Returns the paths still live.
  */
-function intercept(rs: Ruleset, icpt: HookInterceptor, live: Path[], env: EvalEnv, opts: WalkOptions, endings: Ending[]): Path[] {
+function intercept(
+  rs: Ruleset,
+  icpt: HookInterceptor,
+  live: Path[],
+  env: EvalEnv,
+  opts: WalkOptions,
+  endings: Ending[],
+): Path[] {
   const after: Path[] = [];
   for (const p of live) {
     const r = p.pkt.sentBy ? null : icpt.intercept(p.pkt);
@@ -171,7 +209,7 @@ function intercept(rs: Ruleset, icpt: HookInterceptor, live: Path[], env: EvalEn
       after.push(p);
       continue;
     }
-    const branches = r.branches.filter((b) => !isZero(b.probability));
+    const branches = r.branches.filter(b => !isZero(b.probability));
     // Fork before touching `p`, which carries the last branch.
     const paths = branches.map((_, i) => (i === branches.length - 1 ? p : forkPath(p)));
     branches.forEach((b, i) => {
@@ -192,7 +230,8 @@ function intercept(rs: Ruleset, icpt: HookInterceptor, live: Path[], env: EvalEn
         q.pkt.ct.dnat = { addr: a.dst, port: a.dport };
         q.pkt.sentBy = icpt.name;
         endings.push(...resend(rs, q, env, opts, icpt.hook === 'INPUT' ? 'forwarded' : 'output'));
-      } else if (a.kind === 'reject') endings.push({ path: q, disposition: 'rejected', reason: a.reason, rejectWith: a.with });
+      } else if (a.kind === 'reject')
+        endings.push({ path: q, disposition: 'rejected', reason: a.reason, rejectWith: a.with });
       else if (a.kind === 'drop') endings.push({ path: q, disposition: 'dropped', reason: a.reason, rejectWith: null });
       else endings.push({ path: q, disposition: 'unknown', reason: a.reason, rejectWith: null });
     });
@@ -210,8 +249,15 @@ function resend(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions, dispos
   pkt.inIface = null;
   pkt.outIface = env.node.routeOut(pkt.dst);
   path.rerouted = null;
-  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `${pkt.sentBy ?? 'an interceptor'} sends the packet on to ${env.node.show(pkt.dst)} through LOCAL_OUT: leaves by ${pkt.outIface}` });
-  return runHook(rs, 'OUTPUT', path, env, opts, (p) => runHook(rs, 'POSTROUTING', p, env, opts, (q) => leave(rs, q, env, opts, disposition)));
+  path.events.push({
+    kind: 'routing',
+    decision: 'output',
+    iface: pkt.outIface,
+    reason: `${pkt.sentBy ?? 'an interceptor'} sends the packet on to ${env.node.show(pkt.dst)} through LOCAL_OUT: leaves by ${pkt.outIface}`,
+  });
+  return runHook(rs, 'OUTPUT', path, env, opts, p =>
+    runHook(rs, 'POSTROUTING', p, env, opts, q => leave(rs, q, env, opts, disposition)),
+  );
 }
 
 /** After POSTROUTING: out of the interface, or back in through `lo` when the destination is the node's. */
@@ -219,10 +265,15 @@ function leave(rs: Ruleset, q: Path, env: EvalEnv, opts: WalkOptions, dispositio
   q.pkt.ct.status.add('CONFIRMED');
   if (q.pkt.outIface !== 'lo') return [{ path: q, disposition, reason: null, rejectWith: null }];
   // Sent to the node itself: the packet comes back in through lo.
-  q.events.push({ kind: 'routing', decision: 'loopback', iface: 'lo', reason: `${env.node.show(q.pkt.dst)} is local: the packet loops back through lo` });
+  q.events.push({
+    kind: 'routing',
+    decision: 'loopback',
+    iface: 'lo',
+    reason: `${env.node.show(q.pkt.dst)} is local: the packet loops back through lo`,
+  });
   q.pkt.inIface = 'lo';
   q.pkt.outIface = null;
-  return runHook(rs, 'PREROUTING', q, env, opts, (r) => routeInput(rs, r, env, opts));
+  return runHook(rs, 'PREROUTING', q, env, opts, r => routeInput(rs, r, env, opts));
 }
 
 /** 224.0.0.1 / ff02::1, which every host's interfaces join (ip_route_input_mc, `ip_check_mc_rcu`). */
@@ -241,31 +292,55 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
   const node = env.node;
   const onLo = pkt.inIface === 'lo';
   if (pkt.family === 4 && !onLo && !node.routeLocalnet) {
-    if (isLoopback(pkt.src)) return drop(path, `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: 127.0.0.0/8 is only valid on lo unless route_localnet=1`);
-    if (isLoopback(pkt.dst)) return drop(path, `martian destination ${env.node.show(pkt.dst)} on ${pkt.inIface}: 127.0.0.0/8 is only routed on lo unless route_localnet=1`);
+    if (isLoopback(pkt.src))
+      return drop(
+        path,
+        `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: 127.0.0.0/8 is only valid on lo unless route_localnet=1`,
+      );
+    if (isLoopback(pkt.dst))
+      return drop(
+        path,
+        `martian destination ${env.node.show(pkt.dst)} on ${pkt.inIface}: 127.0.0.0/8 is only routed on lo unless route_localnet=1`,
+      );
   }
   // fib_validate_source: a packet arriving from outside with one of the node's own addresses as its
   // source is a martian (accept_local is 0 by default).
   if (!onLo && node.isLocal(pkt.src) && !isLoopback(pkt.src)) {
-    return drop(path, `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`);
+    return drop(
+      path,
+      `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`,
+    );
   }
   const t = node.addrType(pkt.dst);
   if (t === 'MULTICAST' && !isAllHosts(pkt.dst)) {
-    return drop(path, `${env.node.show(pkt.dst)} is a multicast group the node is not known to have joined (memberships are not in the dump; only the all-hosts group is assumed) and multicast routing is off`);
+    return drop(
+      path,
+      `${env.node.show(pkt.dst)} is a multicast group the node is not known to have joined (memberships are not in the dump; only the all-hosts group is assumed) and multicast routing is off`,
+    );
   }
   if (node.isLocal(pkt.dst) || t === 'BROADCAST' || t === 'MULTICAST') {
-    path.events.push({ kind: 'routing', decision: 'local', iface: null, reason: `${env.node.show(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally` });
-    return runHook(rs, 'INPUT', path, env, opts, (p) => {
+    path.events.push({
+      kind: 'routing',
+      decision: 'local',
+      iface: null,
+      reason: `${env.node.show(pkt.dst)} is ${t === 'LOCAL' ? "one of the node's addresses" : `a ${t.toLowerCase()} address`}: deliver locally`,
+    });
+    return runHook(rs, 'INPUT', path, env, opts, p => {
       p.pkt.ct.status.add('CONFIRMED');
       return [{ path: p, disposition: 'local', reason: null, rejectWith: null }];
     });
   }
   if (!node.ipForward) return drop(path, `${env.node.show(pkt.dst)} is not local and forwarding is off (ip_forward=0)`);
   pkt.outIface = node.routeOut(pkt.dst);
-  path.events.push({ kind: 'routing', decision: 'forward', iface: pkt.outIface, reason: `${env.node.show(pkt.dst)} is not local: forward out of ${pkt.outIface}` });
-  return runHook(rs, 'FORWARD', path, env, opts, (p) => {
+  path.events.push({
+    kind: 'routing',
+    decision: 'forward',
+    iface: pkt.outIface,
+    reason: `${env.node.show(pkt.dst)} is not local: forward out of ${pkt.outIface}`,
+  });
+  return runHook(rs, 'FORWARD', path, env, opts, p => {
     p.pkt.inIface = null;
-    return runHook(rs, 'POSTROUTING', p, env, opts, (q) => {
+    return runHook(rs, 'POSTROUTING', p, env, opts, q => {
       q.pkt.ct.status.add('CONFIRMED');
       return [{ path: q, disposition: 'forwarded', reason: null, rejectWith: null }];
     });
@@ -273,11 +348,17 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
 }
 
 /** Traces a packet arriving on `inIface`. */
-export function traceArriving(rs: Ruleset, pkt: PacketState, inIface: string, env: EvalEnv, opts: WalkOptions): Ending[] {
+export function traceArriving(
+  rs: Ruleset,
+  pkt: PacketState,
+  inIface: string,
+  env: EvalEnv,
+  opts: WalkOptions,
+): Ending[] {
   pkt.inIface = inIface;
   pkt.outIface = null;
   const path = newPath(pkt);
-  return runHook(rs, 'PREROUTING', path, env, opts, (p) => routeInput(rs, p, env, opts));
+  return runHook(rs, 'PREROUTING', path, env, opts, p => routeInput(rs, p, env, opts));
 }
 
 /**
@@ -296,7 +377,12 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
   const path = newPath(pkt);
   const refused = loopbackSourceRefused(pkt, pkt.outIface, env);
   if (refused) return drop(path, refused);
-  path.events.push({ kind: 'routing', decision: 'output', iface: pkt.outIface, reason: `route to ${env.node.show(pkt.dst)} leaves by ${pkt.outIface}` });
+  path.events.push({
+    kind: 'routing',
+    decision: 'output',
+    iface: pkt.outIface,
+    reason: `route to ${env.node.show(pkt.dst)} leaves by ${pkt.outIface}`,
+  });
   // ip_route_me_harder runs right after the nat (and mangle) OUTPUT tables when they changed the packet
   // (`nf_nat_ipv4_local_fn`, `ipt_mangle_out`): later OUTPUT tables already see the new route.
   // nftables: route-type output chains (nft_chain_route.c `nf_route_table_hook4`) and nat chains.
@@ -306,17 +392,30 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
     if (out === (p.rerouted ?? p.pkt.outIface)) return null;
     const refusedAgain = loopbackSourceRefused(p.pkt, out, env);
     if (refusedAgain) return refusedAgain;
-    p.events.push({ kind: 'routing', decision: 'output', iface: out, reason: `re-routed after ${table} OUTPUT changed the destination to ${env.node.show(p.pkt.dst)}: leaves by ${out}` });
+    p.events.push({
+      kind: 'routing',
+      decision: 'output',
+      iface: out,
+      reason: `re-routed after ${table} OUTPUT changed the destination to ${env.node.show(p.pkt.dst)}: leaves by ${out}`,
+    });
     p.rerouted = out;
     return null;
   };
-  return runHook(rs, 'OUTPUT', path, env, opts, (p) => {
-    if (p.rerouted !== null) {
-      p.pkt.outIface = p.rerouted;
-      p.rerouted = null;
-    }
-    return runHook(rs, 'POSTROUTING', p, env, opts, (q) => leave(rs, q, env, opts, 'output'));
-  }, reroute);
+  return runHook(
+    rs,
+    'OUTPUT',
+    path,
+    env,
+    opts,
+    p => {
+      if (p.rerouted !== null) {
+        p.pkt.outIface = p.rerouted;
+        p.rerouted = null;
+      }
+      return runHook(rs, 'POSTROUTING', p, env, opts, q => leave(rs, q, env, opts, 'output'));
+    },
+    reroute,
+  );
 }
 
 /** How an address reads in the trace (NodeModel.show: the symbolic node address by its label). */

@@ -36,7 +36,8 @@ function samePacket(a: PacketState, b: PacketState, live: LiveMarks): boolean {
 }
 
 export function sameState(p: Path, q: Path, live: () => LiveMarks): boolean {
-  if (p.masquerade !== q.masquerade || p.rerouted !== q.rerouted || p.assumptions.length !== q.assumptions.length) return false;
+  if (p.masquerade !== q.masquerade || p.rerouted !== q.rerouted || p.assumptions.length !== q.assumptions.length)
+    return false;
   for (let i = 0; i < p.assumptions.length; i++) if (p.assumptions[i] !== q.assumptions[i]) return false;
   // Marks first: the common case of siblings that differ in a mark bit someone reads.
   const marks = live();

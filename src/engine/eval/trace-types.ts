@@ -48,15 +48,46 @@ export interface TraceAssumption {
 
 /** The full narrative of one path, for the flow diagram: hooks, chains entered, rules, policies, routing. */
 export type TraceEvent =
-  | { readonly kind: 'hook'; readonly hook: HookName; readonly iface: { readonly in: string | null; readonly out: string | null } }
-  | { readonly kind: 'chain'; readonly hook: HookName; readonly table: string; readonly chain: string; readonly line: number }
+  | {
+      readonly kind: 'hook';
+      readonly hook: HookName;
+      readonly iface: { readonly in: string | null; readonly out: string | null };
+    }
+  | {
+      readonly kind: 'chain';
+      readonly hook: HookName;
+      readonly table: string;
+      readonly chain: string;
+      readonly line: number;
+    }
   | { readonly kind: 'rule'; readonly step: TraceStep }
-  | { readonly kind: 'policy'; readonly hook: HookName; readonly table: string; readonly chain: string; readonly verdict: string; readonly line: number }
+  | {
+      readonly kind: 'policy';
+      readonly hook: HookName;
+      readonly table: string;
+      readonly chain: string;
+      readonly verdict: string;
+      readonly line: number;
+    }
   | { readonly kind: 'return'; readonly table: string; readonly chain: string; readonly implicit: boolean }
-  | { readonly kind: 'branch'; readonly table: string; readonly chain: string; readonly rule: number; readonly line: number; readonly taken: boolean; readonly probability: string; readonly label: string }
+  | {
+      readonly kind: 'branch';
+      readonly table: string;
+      readonly chain: string;
+      readonly rule: number;
+      readonly line: number;
+      readonly taken: boolean;
+      readonly probability: string;
+      readonly label: string;
+    }
   | { readonly kind: 'assume'; readonly assumption: TraceAssumption }
   | { readonly kind: 'nat-skipped'; readonly hook: HookName; readonly reason: string }
-  | { readonly kind: 'routing'; readonly decision: 'local' | 'forward' | 'output' | 'loopback' | 'drop'; readonly iface: string | null; readonly reason: string }
+  | {
+      readonly kind: 'routing';
+      readonly decision: 'local' | 'forward' | 'output' | 'loopback' | 'drop';
+      readonly iface: string | null;
+      readonly reason: string;
+    }
   | { readonly kind: 'note'; readonly text: string };
 
 /** The packet as it leaves the evaluator (addresses after NAT). */
@@ -143,7 +174,13 @@ export interface Trace {
   readonly node?: {
     readonly addresses: readonly string[];
     readonly symbolic: string | null;
-    readonly inferred: readonly { readonly address: string; readonly iface?: string; readonly from: string; readonly why: string; readonly extra?: boolean }[];
+    readonly inferred: readonly {
+      readonly address: string;
+      readonly iface?: string;
+      readonly from: string;
+      readonly why: string;
+      readonly extra?: boolean;
+    }[];
   };
   /** What the trace cost and whether a budget cut it short. */
   readonly budget?: TraceBudget;

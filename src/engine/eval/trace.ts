@@ -14,7 +14,16 @@ import { isLoopback, parseAddr } from '../net/addr.ts';
 import { type PacketInput, buildPacket } from './packet-spec.ts';
 import { type Ending, type ShowAddr, toOutcome, traceArriving, traceLocal, viewPacket } from './pipeline.ts';
 import type { Trace, TraceOutcome } from './trace-types.ts';
-import { type LiveMarks, type TraceLimits, DEFAULT_MAX_PATHS, DEFAULT_MAX_RECORDS, DEFAULT_MAX_STEPS, addRemainder, liveMarks, newLimits } from './budget.ts';
+import {
+  type LiveMarks,
+  type TraceLimits,
+  DEFAULT_MAX_PATHS,
+  DEFAULT_MAX_RECORDS,
+  DEFAULT_MAX_STEPS,
+  addRemainder,
+  liveMarks,
+  newLimits,
+} from './budget.ts';
 import { fileErrorsOf } from './file-errors.ts';
 
 export interface TraceOptions {
@@ -51,8 +60,22 @@ function parseExact(s: string): Rational {
 function endingKey(o: Omit<TraceOutcome, 'paths'>, live: LiveMarks, mark: number, ctmark: number): string {
   const p = o.packet;
   return [
-    o.disposition, o.rejectWith, o.reason, p.src, p.sport, p.dst, p.dport, p.in, p.out, (mark & live.nf) >>> 0, (ctmark & live.ct) >>> 0, p.ctstate, o.dnat, o.snat, o.masquerade,
-    o.assumptions.map((a) => `${a.table}/${a.chain}/${a.rule}/${a.assumed}`).join(','),
+    o.disposition,
+    o.rejectWith,
+    o.reason,
+    p.src,
+    p.sport,
+    p.dst,
+    p.dport,
+    p.in,
+    p.out,
+    (mark & live.nf) >>> 0,
+    (ctmark & live.ct) >>> 0,
+    p.ctstate,
+    o.dnat,
+    o.snat,
+    o.masquerade,
+    o.assumptions.map(a => `${a.table}/${a.chain}/${a.rule}/${a.assumed}`).join(','),
   ].join('|');
 }
 
@@ -87,12 +110,21 @@ export function mergeEndings(endings: Ending[], show?: ShowAddr, live: LiveMarks
       prev.variesCt = (prev.variesCt | path.variesCt | (prev.ctmark ^ path.pkt.ct.mark)) >>> 0;
     } else {
       const extra = path.loop ? { loop: path.loop } : {};
-      byKey.set(key, { outcome: { ...o, ...extra }, prob: path.prob, paths: path.count, order: byKey.size, mark: path.pkt.mark, ctmark: path.pkt.ct.mark, variesNf: path.variesNf, variesCt: path.variesCt });
+      byKey.set(key, {
+        outcome: { ...o, ...extra },
+        prob: path.prob,
+        paths: path.count,
+        order: byKey.size,
+        mark: path.pkt.mark,
+        ctmark: path.pkt.ct.mark,
+        variesNf: path.variesNf,
+        variesCt: path.variesCt,
+      });
     }
   }
   return [...byKey.values()]
     .sort((a, b) => toNumber(b.prob) - toNumber(a.prob) || a.order - b.order)
-    .map((v) => ({
+    .map(v => ({
       ...v.outcome,
       probability: toNumber(v.prob),
       probabilityExact: formatRational(v.prob),
@@ -147,7 +179,12 @@ function remainderOutcomes(limits: TraceLimits, packet: TraceOutcome['packet']):
 }
 
 /** The node a trace runs on: as given, or the given config completed by what the ruleset implies. */
-export function nodeFor(rs: Ruleset, config: NodeConfig | NodeModel | undefined, infer = true, ipsets: IpsetStore | null = null): NodeModel {
+export function nodeFor(
+  rs: Ruleset,
+  config: NodeConfig | NodeModel | undefined,
+  infer = true,
+  ipsets: IpsetStore | null = null,
+): NodeModel {
   if (config instanceof NodeModel) return config;
   if (!infer || config?.inferred) return new NodeModel(config);
   const inferred = inferNodeAddresses(rs, ipsets);
@@ -156,57 +193,108 @@ export function nodeFor(rs: Ruleset, config: NodeConfig | NodeModel | undefined,
 
 export function tracePacket(rs: Ruleset, input: PacketInput, options: TraceOptions = {}): TraceResult {
   const node = nodeFor(rs, options.node, options.inferNode ?? true, options.ipsets ?? null);
-  const hint = options.node instanceof NodeModel ? null : nodePortHint(rs, input, (t) => {
-    const a = parseAddr(t);
-    return a !== null && node.isSymbolic(a.v) && !isLoopback(a) && !node.isLocal(a);
-  });
+  const hint =
+    options.node instanceof NodeModel
+      ? null
+      : nodePortHint(rs, input, t => {
+          const a = parseAddr(t);
+          return a !== null && node.isSymbolic(a.v) && !isLoopback(a) && !node.isLocal(a);
+        });
   if (!hint) return traceOn(rs, input, options, node);
   // Both readings of "is the written address this node's?", each outcome under its assumption.
   const given = options.node instanceof NodeModel ? undefined : options.node;
   const why = `${hint.address} is this node's address (port ${input.dport} is a NodePort here; no node address was given)`;
-  const asNode = traceOn(rs, input, options, new NodeModel({ ...given, inferred: [...node.inferred, { address: hint.address, from: hint.from, why: 'assumed: the packet is sent to a NodePort' }] }));
+  const asNode = traceOn(
+    rs,
+    input,
+    options,
+    new NodeModel({
+      ...given,
+      inferred: [
+        ...node.inferred,
+        { address: hint.address, from: hint.from, why: 'assumed: the packet is sent to a NodePort' },
+      ],
+    }),
+  );
   const other = traceOn(rs, input, options, node);
   if (!asNode.ok || !other.ok) return other;
-  const tag = (assumed: 'matches' | 'does not match') => ({ table: 'nat', chain: 'KUBE-NODEPORTS', rule: hint.rule.index, line: hint.rule.line + 1, assumed, reason: why });
+  const tag = (assumed: 'matches' | 'does not match') => ({
+    table: 'nat',
+    chain: 'KUBE-NODEPORTS',
+    rule: hint.rule.index,
+    line: hint.rule.line + 1,
+    assumed,
+    reason: why,
+  });
   const outcomes = [
-    ...asNode.trace.outcomes.map((o) => ({ ...o, assumptions: [tag('matches'), ...o.assumptions] })),
-    ...other.trace.outcomes.map((o) => ({ ...o, assumptions: [tag('does not match'), ...o.assumptions] })),
+    ...asNode.trace.outcomes.map(o => ({ ...o, assumptions: [tag('matches'), ...o.assumptions] })),
+    ...other.trace.outcomes.map(o => ({ ...o, assumptions: [tag('does not match'), ...o.assumptions] })),
   ];
-  const warnings = [`${hint.address}:${input.dport} may be a NodePort of this node (${hint.from}); no node address was given, so the trace shows both: ${hint.address} is this node's address, and it is not (pass --node-ip to decide)`, ...other.trace.warnings];
+  const warnings = [
+    `${hint.address}:${input.dport} may be a NodePort of this node (${hint.from}); no node address was given, so the trace shows both: ${hint.address} is this node's address, and it is not (pass --node-ip to decide)`,
+    ...other.trace.warnings,
+  ];
   return { ok: true, trace: { ...other.trace, outcomes, unknown: true, warnings } };
 }
 
 function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: NodeModel): TraceResult {
-  const built = buildPacket(input, rs.tables.size && rs.format !== 'nft' ? rs.family : null, (f) => node.primary(f), (a) => node.isLocal(a));
+  const built = buildPacket(
+    input,
+    rs.tables.size && rs.format !== 'nft' ? rs.family : null,
+    f => node.primary(f),
+    a => node.isLocal(a),
+  );
   if (!built.ok) return built;
-  const env: EvalEnv = { node, ipsets: options.ipsets ?? null, recent: new Set(options.recent ?? []), hook: 'PREROUTING', table: '', ...(options.interceptors?.length ? { interceptors: options.interceptors } : {}) };
-  const limits = newLimits(options.budget ?? DEFAULT_MAX_STEPS, options.maxPaths ?? DEFAULT_MAX_PATHS, options.maxRecords ?? DEFAULT_MAX_RECORDS);
+  const env: EvalEnv = {
+    node,
+    ipsets: options.ipsets ?? null,
+    recent: new Set(options.recent ?? []),
+    hook: 'PREROUTING',
+    table: '',
+    ...(options.interceptors?.length ? { interceptors: options.interceptors } : {}),
+  };
+  const limits = newLimits(
+    options.budget ?? DEFAULT_MAX_STEPS,
+    options.maxPaths ?? DEFAULT_MAX_PATHS,
+    options.maxRecords ?? DEFAULT_MAX_RECORDS,
+  );
   let live: LiveMarks | null = null;
   const liveOf = () => (live ??= liveMarks(rs, (options.interceptors?.length ?? 0) > 0));
   const opts = { explain: options.explain ?? true, limits, live: liveOf };
   const show = (a: Parameters<ShowAddr>[0]) => node.show(a);
   const start = viewPacket(built.pkt, show);
   const endings =
-    built.from === 'local' ? traceLocal(rs, built.pkt, env, opts) : traceArriving(rs, built.pkt, input.in ?? node.uplink, env, opts);
-  const merged = capOutcomes(mergeEndings(endings, show, endings.length > 1 ? liveOf() : ALL_LIVE), options.maxOutcomes ?? 256, limits);
+    built.from === 'local'
+      ? traceLocal(rs, built.pkt, env, opts)
+      : traceArriving(rs, built.pkt, input.in ?? node.uplink, env, opts);
+  const merged = capOutcomes(
+    mergeEndings(endings, show, endings.length > 1 ? liveOf() : ALL_LIVE),
+    options.maxOutcomes ?? 256,
+    limits,
+  );
   const outcomes = [...merged, ...remainderOutcomes(limits, start)];
   const warnings = [...node.problems, ...nodeWarnings(node, built.pkt.family), ...apiServerHints(rs, node, input)];
-  const notEvaluated = [...rs.tables.values()].filter((t) => t.family === 'arp' || t.family === 'bridge' || t.family === 'netdev');
-  if (notEvaluated.length) warnings.push(`not evaluated: ${notEvaluated.map((t) => `table ${t.family} ${t.name}`).join(', ')} (packetlens traces the ip, ip6 and inet families)`);
+  const notEvaluated = [...rs.tables.values()].filter(
+    t => t.family === 'arp' || t.family === 'bridge' || t.family === 'netdev',
+  );
+  if (notEvaluated.length)
+    warnings.push(
+      `not evaluated: ${notEvaluated.map(t => `table ${t.family} ${t.name}`).join(', ')} (packetlens traces the ip, ip6 and inet families)`,
+    );
   return {
     ok: true,
     trace: {
       packet: { ...start, in: built.from === 'outside' ? (input.in ?? node.uplink) : null },
       from: built.from,
       outcomes,
-      unknown: outcomes.some((o) => o.assumptions.length > 0 || o.disposition === 'unknown'),
+      unknown: outcomes.some(o => o.assumptions.length > 0 || o.disposition === 'unknown'),
       warnings,
       budget: { steps: limits.steps, paths: limits.paths, exhausted: limits.exhausted },
       ...fileErrorsOf(rs),
       node: {
         addresses: node.knownAddresses(built.pkt.family).map(show),
         symbolic: node.isSymbolic(built.pkt.family) ? node.symbolicLabel : null,
-        inferred: node.inferred.filter((i) => i.address.includes(':') === (built.pkt.family === 6)),
+        inferred: node.inferred.filter(i => i.address.includes(':') === (built.pkt.family === 6)),
       },
     },
   };
@@ -215,11 +303,17 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
 /** A written address the dump names as the API server's node: it may be this node, which nobody said. */
 function apiServerHints(rs: Ruleset, node: NodeModel, input: PacketInput): string[] {
   const out: string[] = [];
-  for (const [role, text] of [['source', input.src], ['destination', input.dst]] as const) {
+  for (const [role, text] of [
+    ['source', input.src],
+    ['destination', input.dst],
+  ] as const) {
     const a = text ? parseAddr(text) : null;
     if (!a || !node.isSymbolic(a.v) || node.isLocal(a)) continue;
     const line = clusterNodeHints(rs).get(text!);
-    if (line) out.push(`the ${role} ${text} is a node of this cluster (an API server endpoint of default/kubernetes, ${line}); it was taken as another node — if it is this one, pass --node-ip ${text}`);
+    if (line)
+      out.push(
+        `the ${role} ${text} is a node of this cluster (an API server endpoint of default/kubernetes, ${line}); it was taken as another node — if it is this one, pass --node-ip ${text}`,
+      );
   }
   return out;
 }
@@ -229,7 +323,8 @@ function nodeWarnings(node: NodeModel, family: 4 | 6): string[] {
   const out: string[] = [];
   for (const i of node.inferred) {
     if (i.address.includes(':') !== (family === 6)) continue;
-    if (i.extra) out.push(`local address ${i.address}${i.iface ? ` (${i.iface})` : ''} inferred from ${i.from}: ${i.why}`);
+    if (i.extra)
+      out.push(`local address ${i.address}${i.iface ? ` (${i.iface})` : ''} inferred from ${i.from}: ${i.why}`);
     else out.push(`node address ${i.address} inferred from ${i.from}: ${i.why} (pass --node-ip to say otherwise)`);
   }
   if (node.isSymbolic(family)) {
@@ -250,7 +345,7 @@ function nodeWarnings(node: NodeModel, family: 4 | 6): string[] {
  */
 export function probabilitySums(trace: Trace): string[] {
   const vars = new Set<string>();
-  const decided = trace.outcomes.map((o) => {
+  const decided = trace.outcomes.map(o => {
     const seen = new Map<string, number>();
     const m = new Map<string, string>();
     for (const a of o.assumptions) {

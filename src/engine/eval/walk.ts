@@ -91,7 +91,7 @@ function newFrame(chain: Chain, path: Path, opts: WalkOptions, via: Via): Frame 
 }
 
 function cloneStack(stack: Frame[]): Frame[] {
-  return stack.map((f) => ({ ...f }));
+  return stack.map(f => ({ ...f }));
 }
 
 /** The next rule of the frame and advances it; null at the end of the chain. */
@@ -104,7 +104,7 @@ function nextRule(f: Frame, path: Path): Rule | null {
       const last = f.pos > 0 ? f.cand[f.pos - 1]! : -1;
       f.cand = candidates(index, key);
       f.key = key;
-      f.pos = f.cand.findIndex((i) => i > last);
+      f.pos = f.cand.findIndex(i => i > last);
       if (f.pos < 0) f.pos = f.cand.length;
     }
     if (f.pos >= f.cand.length) return null;
@@ -239,7 +239,8 @@ class TableWalk {
     const peers = this.peersOf(item.stack, false);
     if (!peers || peers.size === 0) return;
     for (const other of peers) {
-      if (other.dead || !samePoint(item.stack, other.stack) || !sameState(item.path, other.path, this.opts.live)) continue;
+      if (other.dead || !samePoint(item.stack, other.stack) || !sameState(item.path, other.path, this.opts.live))
+        continue;
       const p = item.path;
       const q = other.path;
       p.prob = add(p.prob, q.prob);
@@ -262,22 +263,42 @@ class TableWalk {
       const frame = item.stack[item.stack.length - 1];
       if (!frame) {
         const policy = this.base.policy ?? 'ACCEPT';
-        path.events.push({ kind: 'policy', hook, table: table.name, chain: this.base.name, verdict: policy, line: this.base.line + 1 });
-        this.results.push({ path, verdict: policy === 'DROP' ? { kind: 'drop', reason: `policy DROP of ${table.name} ${this.base.name}` } : { kind: 'accept' } });
+        path.events.push({
+          kind: 'policy',
+          hook,
+          table: table.name,
+          chain: this.base.name,
+          verdict: policy,
+          line: this.base.line + 1,
+        });
+        this.results.push({
+          path,
+          verdict:
+            policy === 'DROP'
+              ? { kind: 'drop', reason: `policy DROP of ${table.name} ${this.base.name}` }
+              : { kind: 'accept' },
+        });
         return;
       }
       if (this.waitingCount) this.absorb(item);
       const rule = nextRule(frame, path);
       if (!rule) {
         item.stack.pop();
-        if (item.stack.length) event(path, { kind: 'return', table: table.name, chain: frame.chain.name, implicit: true });
+        if (item.stack.length)
+          event(path, { kind: 'return', table: table.name, chain: frame.chain.name, implicit: true });
         continue;
       }
       const L = this.limits;
       path.work++;
       if (++L.steps > L.maxSteps) {
         L.exhausted ??= `the trace's budget of ${L.maxSteps} rule evaluations ran out`;
-        this.results.push({ path, verdict: { kind: 'unknown', reason: `stopped after ${L.maxSteps} rule evaluations, at ${ruleName(rule)}: the trace's step budget ran out (a ruleset whose paths multiply, e.g. chains jumped to many times over; the rest of this path is not traced)` } });
+        this.results.push({
+          path,
+          verdict: {
+            kind: 'unknown',
+            reason: `stopped after ${L.maxSteps} rule evaluations, at ${ruleName(rule)}: the trace's step budget ran out (a ruleset whose paths multiply, e.g. chains jumped to many times over; the rest of this path is not traced)`,
+          },
+        });
         return;
       }
       if (rule.nft) {
@@ -291,10 +312,24 @@ class TableWalk {
 
   private miss(path: Path, rule: Rule, reason: string): void {
     if (path.misses.length < MAX_MISSES_PER_PATH) {
-      path.misses.push({ hook: this.hook, table: this.table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason });
+      path.misses.push({
+        hook: this.hook,
+        table: this.table.name,
+        chain: rule.chain,
+        rule: rule.index,
+        line: rule.line + 1,
+        reason,
+      });
     } else if (path.misses.length === MAX_MISSES_PER_PATH) {
       path.notes.push(`the list of rules that did not match was cut at ${MAX_MISSES_PER_PATH} entries`);
-      path.misses.push({ hook: this.hook, table: this.table.name, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason: '… (list cut here)' });
+      path.misses.push({
+        hook: this.hook,
+        table: this.table.name,
+        chain: rule.chain,
+        rule: rule.index,
+        line: rule.line + 1,
+        reason: '… (list cut here)',
+      });
     }
   }
 
@@ -306,7 +341,8 @@ class TableWalk {
     const L = this.limits;
     const size = path.steps.length + path.misses.length + path.events.length;
     if (L.paths >= L.maxPaths) L.exhausted ??= `more than ${L.maxPaths} paths: the budget of paths followed per trace`;
-    else if (L.records + size > L.maxRecords) L.exhausted ??= `the trace's memory budget (${L.maxRecords} recorded steps, events and misses)`;
+    else if (L.records + size > L.maxRecords)
+      L.exhausted ??= `the trace's memory budget (${L.maxRecords} recorded steps, events and misses)`;
     else {
       L.paths++;
       L.records += size;
@@ -373,7 +409,9 @@ class TableWalk {
   }
 
   private record(path: Path, rule: Rule, verdict: string, action?: string): void {
-    const s: TraceStep = this.table.nft ? { ...step(this.hook, rule, verdict), family: this.table.family ?? 'ip', ...(action ? { action } : {}) } : step(this.hook, rule, verdict);
+    const s: TraceStep = this.table.nft
+      ? { ...step(this.hook, rule, verdict), family: this.table.family ?? 'ip', ...(action ? { action } : {}) }
+      : step(this.hook, rule, verdict);
     if (path.steps.length < MAX_RECORDED) path.steps.push(s);
     event(path, { kind: 'rule', step: s });
   }
@@ -395,8 +433,10 @@ class TableWalk {
     if (t.kind === 'verdict') {
       this.record(path, rule, t.verdict);
       if (t.verdict === 'ACCEPT') return this.end(path, { kind: 'accept' });
-      if (t.verdict === 'DROP') return this.end(path, { kind: 'drop', reason: `DROP in ${table.name} ${rule.chain} rule ${rule.index}` });
-      if (t.verdict === 'QUEUE') return this.end(path, { kind: 'unknown', reason: 'QUEUE: a userspace program decides' });
+      if (t.verdict === 'DROP')
+        return this.end(path, { kind: 'drop', reason: `DROP in ${table.name} ${rule.chain} rule ${rule.index}` });
+      if (t.verdict === 'QUEUE')
+        return this.end(path, { kind: 'unknown', reason: 'QUEUE: a userspace program decides' });
       // RETURN: pop to the caller; from the bottom frame, the base chain's policy.
       const top = item.stack.pop()!;
       event(path, { kind: 'return', table: table.name, chain: top.chain.name, implicit: false });
@@ -409,7 +449,8 @@ class TableWalk {
     if (t.kind !== 'target') return this.enter(item, frame, rule, t.kind, t.chain);
     const res = t.module.apply(t.spec, path.pkt, this.env);
     this.record(path, rule, res.text);
-    if (res.note) path.notes.push(`${table.name} ${rule.chain} rule ${rule.index} (line ${rule.line + 1}): ${res.note}`);
+    if (res.note)
+      path.notes.push(`${table.name} ${rule.chain} rule ${rule.index} (line ${rule.line + 1}): ${res.note}`);
     if (t.module.name === 'MASQUERADE') path.masquerade = res.effect.kind === 'accept';
     const e = res.effect;
     if (e.kind === 'continue') return 'next';
@@ -434,15 +475,28 @@ class TableWalk {
       if (fork.stack.length) this.enqueue(o.path, fork.stack);
       else this.policy(o.path);
     }
-    const own = outs.find((o) => o.path === item.path);
+    const own = outs.find(o => o.path === item.path);
     return own ? this.nftOutcome(item, frame, rule, own) : 'stop';
   }
 
   /** The end of the base chain: its policy. */
   private policy(path: Path): void {
     const policy = this.base.policy ?? 'ACCEPT';
-    path.events.push({ kind: 'policy', hook: this.hook, table: this.table.name, chain: this.base.name, verdict: policy, line: this.base.line + 1 });
-    this.results.push({ path, verdict: policy === 'DROP' ? { kind: 'drop', reason: `policy DROP of ${this.table.name} ${this.base.name}` } : { kind: 'accept' } });
+    path.events.push({
+      kind: 'policy',
+      hook: this.hook,
+      table: this.table.name,
+      chain: this.base.name,
+      verdict: policy,
+      line: this.base.line + 1,
+    });
+    this.results.push({
+      path,
+      verdict:
+        policy === 'DROP'
+          ? { kind: 'drop', reason: `policy DROP of ${this.table.name} ${this.base.name}` }
+          : { kind: 'accept' },
+    });
   }
 
   /** One outcome of an nftables rule: the step (verdict as `nft monitor trace` prints it) and its effect. */
@@ -467,7 +521,11 @@ class TableWalk {
       return 'next';
     }
     if (v.kind === 'accept') return this.end(path, { kind: 'accept' });
-    if (v.kind === 'drop') return this.end(path, { kind: 'drop', reason: v.reason ?? `drop in ${this.table.family ?? 'ip'} ${this.table.name} ${rule.chain} rule ${rule.index}` });
+    if (v.kind === 'drop')
+      return this.end(path, {
+        kind: 'drop',
+        reason: v.reason ?? `drop in ${this.table.family ?? 'ip'} ${this.table.name} ${rule.chain} rule ${rule.index}`,
+      });
     if (v.kind === 'reject') return this.end(path, { kind: 'reject', with: v.with ?? 'icmp port-unreachable' });
     return this.end(path, { kind: 'unknown', reason: v.reason ?? v.kind });
   }
@@ -477,16 +535,38 @@ class TableWalk {
     const { path } = item;
     const table = this.table;
     const target = table.chains.get(name);
-    if (!target) return this.end(path, { kind: 'unknown', reason: `${kind} to undeclared chain ${name}: iptables-restore refuses the file ("Couldn't load target \`${name}'")` });
+    if (!target)
+      return this.end(path, {
+        kind: 'unknown',
+        reason: `${kind} to undeclared chain ${name}: iptables-restore refuses the file ("Couldn't load target \`${name}'")`,
+      });
     this.record(path, rule, `${kind} ${name}`);
     let seen: Via | null = frame.via;
     while (seen && seen.chain !== target) seen = seen.parent;
     if (seen) {
       const loop = loopOf(frame.via, seen, rule);
-      path.loop = loop.map((r) => ({ hook: this.hook, table: r.table, chain: r.chain, rule: r.index, line: r.line + 1, verdict: r.target && (r.target.kind === 'jump' || r.target.kind === 'goto') ? `${r.target.kind} ${r.target.chain}` : '' }));
-      const cycle = [target.name, ...loop.map((r) => (r.target as { chain: string }).chain)].join(' → ');
-      const via = loop.map((r) => `${r.chain} rule ${r.index} (line ${r.line + 1}) ${(r.target as { kind: string }).kind === 'goto' ? 'goes to' : 'jumps to'} ${(r.target as { chain: string }).chain}`).join(', ');
-      return this.end(path, { kind: 'unknown', reason: `jump loop ${cycle} in table ${table.name}: ${via}. The kernel refuses to load a table with a loop (ELOOP), so no packet takes this path; the trace stops here` });
+      path.loop = loop.map(r => ({
+        hook: this.hook,
+        table: r.table,
+        chain: r.chain,
+        rule: r.index,
+        line: r.line + 1,
+        verdict:
+          r.target && (r.target.kind === 'jump' || r.target.kind === 'goto')
+            ? `${r.target.kind} ${r.target.chain}`
+            : '',
+      }));
+      const cycle = [target.name, ...loop.map(r => (r.target as { chain: string }).chain)].join(' → ');
+      const via = loop
+        .map(
+          r =>
+            `${r.chain} rule ${r.index} (line ${r.line + 1}) ${(r.target as { kind: string }).kind === 'goto' ? 'goes to' : 'jumps to'} ${(r.target as { chain: string }).chain}`,
+        )
+        .join(', ');
+      return this.end(path, {
+        kind: 'unknown',
+        reason: `jump loop ${cycle} in table ${table.name}: ${via}. The kernel refuses to load a table with a loop (ELOOP), so no packet takes this path; the trace stops here`,
+      });
     }
     event(path, { kind: 'chain', hook: this.hook, table: table.name, chain: target.name, line: target.line + 1 });
     if (kind === 'goto') item.stack.pop();
@@ -502,7 +582,14 @@ function loopOf(via: Via, seen: Via, closing: Rule): Rule[] {
   return rules.reverse();
 }
 
-export function walkTable(table: Table, base: Chain, hook: HookName, start: Path, env: EvalEnv, opts: WalkOptions): TableResult[] {
+export function walkTable(
+  table: Table,
+  base: Chain,
+  hook: HookName,
+  start: Path,
+  env: EvalEnv,
+  opts: WalkOptions,
+): TableResult[] {
   env.hook = hook;
   env.table = table.name;
   const L = opts.limits;

@@ -39,7 +39,8 @@ function dimsOf(type: string): Dim[] | null {
   if (!m) return null;
   const dims: Dim[] = [];
   for (const d of m[2]!.split(',')) {
-    if (d === 'ip' || d === 'net' || d === 'port' || d === 'iface' || d === 'mac' || d === 'set' || d === 'mark') dims.push(d);
+    if (d === 'ip' || d === 'net' || d === 'port' || d === 'iface' || d === 'mac' || d === 'set' || d === 'mark')
+      dims.push(d);
     else return null;
   }
   return dims;
@@ -81,7 +82,12 @@ export function parseIpsetSave(text: string, file = 'ipset'): IpsetStore {
     if (line === '' || line.startsWith('#')) continue;
     const words = line.split(/\s+/);
     const bad = (message: string) =>
-      diagnostics.push({ code: 'bad-argument', severity: 'error', message: `${file}:${i + 1}: ${message}`, range: lineRange(i, 0, lines[i]!.length) });
+      diagnostics.push({
+        code: 'bad-argument',
+        severity: 'error',
+        message: `${file}:${i + 1}: ${message}`,
+        range: lineRange(i, 0, lines[i]!.length),
+      });
     if (words[0] === 'create' || words[0] === '-N' || words[0] === 'n') {
       const name = words[1];
       const type = words[2];
@@ -120,7 +126,12 @@ export function parseIpsetSave(text: string, file = 'ipset'): IpsetStore {
 }
 
 /** Membership of the packet in a set, with `dirs` taken from `--match-set NAME src,dst`. */
-export function ipsetContains(store: IpsetStore, name: string, dirs: readonly ('src' | 'dst')[], pkt: PacketState): boolean | null {
+export function ipsetContains(
+  store: IpsetStore,
+  name: string,
+  dirs: readonly ('src' | 'dst')[],
+  pkt: PacketState,
+): boolean | null {
   const set = store.sets.get(name);
   if (!set) return null;
   if (set.type.startsWith('list:')) {
@@ -157,4 +168,3 @@ export function ipsetContains(store: IpsetStore, name: string, dirs: readonly ('
 export function describeEntry(set: IpsetSet): string {
   return `${set.name} (${set.type}, ${set.entries.length} entries)`;
 }
-

@@ -4,7 +4,8 @@
  * parser's other messages ("unknown table 'filter :INPUT …'") do not say so; this hint does.
  */
 
-const COMMAND = /(?:^|[\s])(?:-A|-I|-N|-P|--append|--new-chain|COMMIT|\*(?:filter|nat|mangle|raw|security)|:[A-Za-z][\w-]*\s+(?:ACCEPT|DROP|-)\s+\[\d+:\d+\])(?=\s|$)/g;
+const COMMAND =
+  /(?:^|[\s])(?:-A|-I|-N|-P|--append|--new-chain|COMMIT|\*(?:filter|nat|mangle|raw|security)|:[A-Za-z][\w-]*\s+(?:ACCEPT|DROP|-)\s+\[\d+:\d+\])(?=\s|$)/g;
 
 /** A message when the line seems to hold several lines' worth of commands; null otherwise. */
 export function lostLineBreaks(line: string): string | null {

@@ -4,7 +4,15 @@
  * (`iptables-save -c`), from the legacy and nft back ends, IPv4 and IPv6. It never throws: every problem
  * becomes a diagnostic with a range, and parsing goes on with the next line.
  */
-import { type Diagnostic, type DiagnosticCode, type Range, type Severity, clip, clipWords, lineRange } from '../diagnostics.ts';
+import {
+  type Diagnostic,
+  type DiagnosticCode,
+  type Range,
+  type Severity,
+  clip,
+  clipWords,
+  lineRange,
+} from '../diagnostics.ts';
 import { lostLineBreaks } from './line-breaks.ts';
 import { argvLimit } from './line-limits.ts';
 import { BOM, classifyText } from './encoding.ts';
@@ -45,7 +53,9 @@ function detectFamily(text: string): Family {
   if (/^#.*\bip6tables(-nft|-legacy)?-save\b/m.test(head)) return 6;
   if (/^#.*\biptables(-nft|-legacy)?-save\b/m.test(head)) return 4;
   // No header: the first address in a rule decides.
-  const m = /\s(?:-s|-d|--source|--destination|--to-destination|--to-source)\s+!?\s*\[?([0-9a-fA-F:.]+)/.exec(text.slice(0, 1 << 20));
+  const m = /\s(?:-s|-d|--source|--destination|--to-destination|--to-source)\s+!?\s*\[?([0-9a-fA-F:.]+)/.exec(
+    text.slice(0, 1 << 20),
+  );
   return m && m[1]!.includes(':') && !/^\d+\.\d+\.\d+\.\d+:\d+/.test(m[1]!) ? 6 : 4;
 }
 
@@ -69,11 +79,21 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
   }
   const kind = classifyText(text);
   if (kind === 'utf16') {
-    diagnostics.push({ code: 'binary-input', severity: 'error', message: `${file} is UTF-16 text: iptables-restore refuses it ("line 1 failed"); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)`, range: lineRange(0) });
+    diagnostics.push({
+      code: 'binary-input',
+      severity: 'error',
+      message: `${file} is UTF-16 text: iptables-restore refuses it ("line 1 failed"); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)`,
+      range: lineRange(0),
+    });
     return emptyRuleset(file, options.family ?? 4, diagnostics);
   }
   if (kind === 'binary') {
-    diagnostics.push({ code: 'binary-input', severity: 'error', message: `${file} is not text (binary data); expected iptables-save output`, range: lineRange(0) });
+    diagnostics.push({
+      code: 'binary-input',
+      severity: 'error',
+      message: `${file} is not text (binary data); expected iptables-save output`,
+      range: lineRange(0),
+    });
     return emptyRuleset(file, options.family ?? 4, diagnostics);
   }
   const family = options.family ?? detectFamily(text);
@@ -88,21 +108,48 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
   const len = text.length;
   if (text.charCodeAt(0) === BOM) {
     pos = 1;
-    diagnostics.push({ code: 'bad-argument', severity: 'error', message: `the file starts with a UTF-8 byte-order mark (U+FEFF): iptables-restore refuses it ("line 1 failed"); save it as UTF-8 without BOM. The rest is read as if it were not there`, range: lineRange(0, 0, 1) });
+    diagnostics.push({
+      code: 'bad-argument',
+      severity: 'error',
+      message: `the file starts with a UTF-8 byte-order mark (U+FEFF): iptables-restore refuses it ("line 1 failed"); save it as UTF-8 without BOM. The rest is read as if it were not there`,
+      range: lineRange(0, 0, 1),
+    });
   }
   let crlfReported = false;
   let nulReported = false;
 
-  const report = (code: DiagnosticCode, severity: Severity, message: string, line: number, start: number, end: number) => {
-    diagnostics.push({ code, severity, message: clipWords(message), range: { start: { line, character: start }, end: { line, character: end } } });
+  const report = (
+    code: DiagnosticCode,
+    severity: Severity,
+    message: string,
+    line: number,
+    start: number,
+    end: number,
+  ) => {
+    diagnostics.push({
+      code,
+      severity,
+      message: clipWords(message),
+      range: { start: { line, character: start }, end: { line, character: end } },
+    });
   };
 
   const finishTable = () => {
     if (table) {
       resolveTable(table, family, diagnostics);
       if (!tableCommitted) {
-        const cut = text.length > 0 && text.charCodeAt(text.length - 1) !== 10 ? `; the file ends in the middle of line ${lineNo}, so it was probably cut off` : '';
-        report('missing-commit', 'error', `table ${clip(table.name, 40)} (line ${table.line + 1}) has no COMMIT: iptables-restore refuses the file ("COMMIT expected at line ${lineNo + (cut ? 1 : 0)}")${cut}; it is read as if committed`, table.line, 0, table.name.length + 1);
+        const cut =
+          text.length > 0 && text.charCodeAt(text.length - 1) !== 10
+            ? `; the file ends in the middle of line ${lineNo}, so it was probably cut off`
+            : '';
+        report(
+          'missing-commit',
+          'error',
+          `table ${clip(table.name, 40)} (line ${table.line + 1}) has no COMMIT: iptables-restore refuses the file ("COMMIT expected at line ${lineNo + (cut ? 1 : 0)}")${cut}; it is read as if committed`,
+          table.line,
+          0,
+          table.name.length + 1,
+        );
       }
     }
     table = null;
@@ -118,10 +165,26 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
     if (!table) return null;
     const c = table.chains.get(name);
     if (c) return c;
-    report('unknown-chain', 'error', `chain ${name} is not declared in table ${table.name}${create ? '; it is created here so the rest of the file still reads' : ''}`, line, start, end);
+    report(
+      'unknown-chain',
+      'error',
+      `chain ${name} is not declared in table ${table.name}${create ? '; it is created here so the rest of the file still reads' : ''}`,
+      line,
+      start,
+      end,
+    );
     if (!create) return null;
     const range = { start: { line, character: start }, end: { line, character: end } };
-    const chain: Chain = { name, table: table.name, builtin: false, policy: null, counters: null, line, range, rules: [] };
+    const chain: Chain = {
+      name,
+      table: table.name,
+      builtin: false,
+      policy: null,
+      counters: null,
+      line,
+      range,
+      rules: [],
+    };
     table.chains.set(name, chain);
     return chain;
   };
@@ -136,14 +199,28 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       line = line.slice(0, -1);
       if (!crlfReported && line.length) {
         crlfReported = true;
-        report('bad-argument', 'error', `this file has Windows line ends (\\r\\n): iptables-restore refuses it at line ${thisLine + 1} (it keeps the \\r in the last word, e.g. "unable to initialize table 'filter\\r'"); convert it with dos2unix. The rest is read without the \\r`, thisLine, line.length, line.length + 1);
+        report(
+          'bad-argument',
+          'error',
+          `this file has Windows line ends (\\r\\n): iptables-restore refuses it at line ${thisLine + 1} (it keeps the \\r in the last word, e.g. "unable to initialize table 'filter\\r'"); convert it with dos2unix. The rest is read without the \\r`,
+          thisLine,
+          line.length,
+          line.length + 1,
+        );
       }
     }
     const nulAt = line.indexOf('\0');
     if (nulAt >= 0) {
       if (!nulReported) {
         nulReported = true;
-        report('binary-input', 'error', `NUL byte (\\0) in this line: iptables-restore reads a line only up to its first NUL, so it sees ${JSON.stringify(clip(line.slice(0, nulAt), 120))}; remove the NUL bytes (later lines with NULs are read the same way)`, thisLine, nulAt, nulAt + 1);
+        report(
+          'binary-input',
+          'error',
+          `NUL byte (\\0) in this line: iptables-restore reads a line only up to its first NUL, so it sees ${JSON.stringify(clip(line.slice(0, nulAt), 120))}; remove the NUL bytes (later lines with NULs are read the same way)`,
+          thisLine,
+          nulAt,
+          nulAt + 1,
+        );
       }
       line = line.slice(0, nulAt);
     }
@@ -158,7 +235,14 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       // parser with no words and fails: "no command specified", "Error occurred at line: N"
       // (iptables/iptables-restore.c; checked with iptables-legacy-restore and iptables-nft-restore 1.8.9).
       if (k > 0 && (k >= line.length || line.charCodeAt(k) === 13)) {
-        report('whitespace-line', 'error', `this line holds only ${line.charCodeAt(0) === 9 ? 'tabs or spaces' : 'spaces'}: iptables-restore refuses the file here ("no command specified"; line ${thisLine + 1} failed); delete the spaces or the line`, thisLine, 0, k);
+        report(
+          'whitespace-line',
+          'error',
+          `this line holds only ${line.charCodeAt(0) === 9 ? 'tabs or spaces' : 'spaces'}: iptables-restore refuses the file here ("no command specified"; line ${thisLine + 1} failed); delete the spaces or the line`,
+          thisLine,
+          0,
+          k,
+        );
       }
       if (eol === len) break;
       continue;
@@ -176,14 +260,47 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       finishTable();
       const name = line.slice(k + 1).trim();
       const range: Range = { start: { line: thisLine, character: k }, end: { line: thisLine, character: line.length } };
-      if (!TABLE_HOOKS[name]) report('unknown-table', 'error', `unknown table '${name}' (raw, mangle, nat, filter, security)`, thisLine, k, line.length);
-      if (tables.has(name)) report('duplicate-chain', 'warning', `table ${name} appears again: iptables-restore flushes it and reads this section instead`, thisLine, k, line.length);
-      const t: Table = { name, kind: TABLE_HOOKS[name]?.kind ?? 'filter', family: family === 6 ? 'ip6' : 'ip', line: thisLine, range, chains: new Map() };
+      if (!TABLE_HOOKS[name])
+        report(
+          'unknown-table',
+          'error',
+          `unknown table '${name}' (raw, mangle, nat, filter, security)`,
+          thisLine,
+          k,
+          line.length,
+        );
+      if (tables.has(name))
+        report(
+          'duplicate-chain',
+          'warning',
+          `table ${name} appears again: iptables-restore flushes it and reads this section instead`,
+          thisLine,
+          k,
+          line.length,
+        );
+      const t: Table = {
+        name,
+        kind: TABLE_HOOKS[name]?.kind ?? 'filter',
+        family: family === 6 ? 'ip6' : 'ip',
+        line: thisLine,
+        range,
+        chains: new Map(),
+      };
       for (const b of BUILTIN_CHAINS[name] ?? []) {
         // Built-in chains exist even when a hand-written file does not declare them; their policy is ACCEPT.
         // They are base chains at the table's fixed hook and priority (TABLE_HOOKS).
         const base = iptablesBase(name, b, family);
-        t.chains.set(b, { name: b, table: name, builtin: true, ...(base ? { base } : {}), policy: 'ACCEPT', counters: null, line: thisLine, range, rules: [] });
+        t.chains.set(b, {
+          name: b,
+          table: name,
+          builtin: true,
+          ...(base ? { base } : {}),
+          policy: 'ACCEPT',
+          counters: null,
+          line: thisLine,
+          range,
+          rules: [],
+        });
       }
       tables.set(name, t);
       table = t;
@@ -207,12 +324,27 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       continue;
     }
     if (counterSink.error) {
-      report('bad-argument', 'error', `'${counterSink.error}' is not a [packets:bytes] counter`, thisLine, k, k + counterSink.error.length);
+      report(
+        'bad-argument',
+        'error',
+        `'${counterSink.error}' is not a [packets:bytes] counter`,
+        thisLine,
+        k,
+        k + counterSink.error.length,
+      );
       counterSink.error = null;
     }
     if (line.length > 120) checkLost(line, thisLine);
     tok.fill(line);
-    if (tok.unterminatedQuoteAt >= 0) report('unterminated-quote', 'warning', unterminatedQuoteMessage(line, tok.unterminatedQuoteAt), thisLine, tok.unterminatedQuoteAt, line.length);
+    if (tok.unterminatedQuoteAt >= 0)
+      report(
+        'unterminated-quote',
+        'warning',
+        unterminatedQuoteMessage(line, tok.unterminatedQuoteAt),
+        thisLine,
+        tok.unterminatedQuoteAt,
+        line.length,
+      );
     if (tok.count === 0) continue;
     let first = 0;
     let counters: Counters | null = null;
@@ -223,34 +355,90 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       const cstart = tok.start[0]! + 1;
       const cend = tok.end[0]!;
       if (!table) {
-        report('chain-outside-table', 'error', `chain ${name} is declared outside a table (add a '*filter' or '*nat' line first)`, thisLine, cstart, cend);
+        report(
+          'chain-outside-table',
+          'error',
+          `chain ${name} is declared outside a table (add a '*filter' or '*nat' line first)`,
+          thisLine,
+          cstart,
+          cend,
+        );
       } else if (name === '') {
         report('bad-argument', 'error', `chain declaration without a name`, thisLine, k, line.length);
       } else {
         const counterText = tok.text[2];
         const ctr = counterText ? parseCounters(counterText) : null;
-        if (counterText && !ctr) report('bad-argument', 'warning', `'${counterText}' is not [packets:bytes]`, thisLine, tok.start[2]!, tok.end[2]!);
+        if (counterText && !ctr)
+          report(
+            'bad-argument',
+            'warning',
+            `'${counterText}' is not [packets:bytes]`,
+            thisLine,
+            tok.start[2]!,
+            tok.end[2]!,
+          );
         const existing = table.chains.get(name);
         const range: Range = { start: { line: thisLine, character: cstart }, end: { line: thisLine, character: cend } };
         if (existing?.builtin) {
           // iptables-restore leaves the policy unchanged for '-' (`iptables-restore.c`).
           if (policy === 'ACCEPT' || policy === 'DROP') existing.policy = policy;
-          else if (policy !== '-') report('bad-argument', 'error', `built-in chain ${name} needs policy ACCEPT, DROP or -, not '${policy}'`, thisLine, tok.start[1] ?? cend, tok.end[1] ?? cend);
+          else if (policy !== '-')
+            report(
+              'bad-argument',
+              'error',
+              `built-in chain ${name} needs policy ACCEPT, DROP or -, not '${policy}'`,
+              thisLine,
+              tok.start[1] ?? cend,
+              tok.end[1] ?? cend,
+            );
           existing.counters = ctr;
           table.chains.set(name, { ...existing, line: thisLine, range });
         } else if (existing && existing.line !== table.line) {
-          report('duplicate-chain', 'error', `chain ${name} is declared twice (first on line ${existing.line + 1})`, thisLine, cstart, cend);
+          report(
+            'duplicate-chain',
+            'error',
+            `chain ${name} is declared twice (first on line ${existing.line + 1})`,
+            thisLine,
+            cstart,
+            cend,
+          );
         } else {
-          if (policy !== '-') report('policy-on-user-chain', 'error', `user chain ${name} cannot have a policy ('${policy}'): only built-in chains have one; write '-'`, thisLine, tok.start[1]!, tok.end[1]!);
-          if (name.length > 28) report('bad-argument', 'error', `chain name ${name} is longer than 28 characters`, thisLine, cstart, cend);
-          table.chains.set(name, { name, table: table.name, builtin: false, policy: null, counters: ctr, line: thisLine, range, rules: [] });
+          if (policy !== '-')
+            report(
+              'policy-on-user-chain',
+              'error',
+              `user chain ${name} cannot have a policy ('${policy}'): only built-in chains have one; write '-'`,
+              thisLine,
+              tok.start[1]!,
+              tok.end[1]!,
+            );
+          if (name.length > 28)
+            report('bad-argument', 'error', `chain name ${name} is longer than 28 characters`, thisLine, cstart, cend);
+          table.chains.set(name, {
+            name,
+            table: table.name,
+            builtin: false,
+            policy: null,
+            counters: ctr,
+            line: thisLine,
+            range,
+            rules: [],
+          });
         }
       }
       continue;
     }
     if (c0 === 91 /* [ */) {
       counters = parseCounters(tok.text[0]!);
-      if (!counters) report('bad-argument', 'error', `'${tok.text[0]}' is not a [packets:bytes] counter`, thisLine, tok.start[0]!, tok.end[0]!);
+      if (!counters)
+        report(
+          'bad-argument',
+          'error',
+          `'${tok.text[0]}' is not a [packets:bytes] counter`,
+          thisLine,
+          tok.start[0]!,
+          tok.end[0]!,
+        );
       first = 1;
     }
     const cmd = tok.text[first] ?? '';
@@ -258,7 +446,14 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
     const cmdStart = tok.start[first]!;
     const cmdEnd = tok.end[first]!;
     if (!table) {
-      report('rule-outside-table', 'error', `'${cmd}' outside a table: start a table with a line such as '*filter'`, thisLine, cmdStart, line.length);
+      report(
+        'rule-outside-table',
+        'error',
+        `'${cmd}' outside a table: start a table with a line such as '*filter'`,
+        thisLine,
+        cmdStart,
+        line.length,
+      );
       continue;
     }
     const t: Table = table;
@@ -279,7 +474,13 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       case '-D':
       case '--delete': {
         if (!needChain()) break;
-        const chain = getChain(chainName!, thisLine, tok.start[first + 1]!, tok.end[first + 1]!, cmd === '-A' || cmd === '--append' || cmd === '-I' || cmd === '--insert');
+        const chain = getChain(
+          chainName!,
+          thisLine,
+          tok.start[first + 1]!,
+          tok.end[first + 1]!,
+          cmd === '-A' || cmd === '--append' || cmd === '-I' || cmd === '--insert',
+        );
         if (!chain) break;
         let specIdx = first + 2;
         let position = -1;
@@ -292,7 +493,14 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
           specIdx++;
           const max = isInsert ? chain.rules.length + 1 : chain.rules.length;
           if (position < 1 || position > max) {
-            report('bad-rule-number', 'error', `${cmd} ${chain.name} ${position}: the chain has ${chain.rules.length} rule${chain.rules.length === 1 ? '' : 's'}`, thisLine, tok.start[specIdx - 1]!, tok.end[specIdx - 1]!);
+            report(
+              'bad-rule-number',
+              'error',
+              `${cmd} ${chain.name} ${position}: the chain has ${chain.rules.length} rule${chain.rules.length === 1 ? '' : 's'}`,
+              thisLine,
+              tok.start[specIdx - 1]!,
+              tok.end[specIdx - 1]!,
+            );
             break;
           }
         } else if (isReplace) {
@@ -305,12 +513,30 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
           break;
         }
         const specStart = tok.start[specIdx] ?? line.length;
-        const rule: Rule = new IptRule(t, chain.name, thisLine, line, counters, specStart, k, findTargetInTokens(tok, specIdx), family);
+        const rule: Rule = new IptRule(
+          t,
+          chain.name,
+          thisLine,
+          line,
+          counters,
+          specStart,
+          k,
+          findTargetInTokens(tok, specIdx),
+          family,
+        );
         if (isDelete) {
           // -D with a rule specification deletes the first rule with the same text.
           const want = line.slice(specStart).trim();
-          const idx = chain.rules.findIndex((r) => r.raw.slice(r.specStart).trim() === want);
-          if (idx < 0) report('bad-rule-number', 'error', `-D ${chain.name}: no rule in the chain matches this specification`, thisLine, specStart, line.length);
+          const idx = chain.rules.findIndex(r => r.raw.slice(r.specStart).trim() === want);
+          if (idx < 0)
+            report(
+              'bad-rule-number',
+              'error',
+              `-D ${chain.name}: no rule in the chain matches this specification`,
+              thisLine,
+              specStart,
+              line.length,
+            );
           else {
             chain.rules.splice(idx, 1);
             ruleCount--;
@@ -330,8 +556,29 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       case '-N':
       case '--new-chain': {
         if (!needChain()) break;
-        if (t.chains.has(chainName!)) report('duplicate-chain', 'error', `chain ${chainName} already exists`, thisLine, tok.start[first + 1]!, tok.end[first + 1]!);
-        else t.chains.set(chainName!, { name: chainName!, table: t.name, builtin: false, policy: null, counters: null, line: thisLine, range: { start: { line: thisLine, character: tok.start[first + 1]! }, end: { line: thisLine, character: tok.end[first + 1]! } }, rules: [] });
+        if (t.chains.has(chainName!))
+          report(
+            'duplicate-chain',
+            'error',
+            `chain ${chainName} already exists`,
+            thisLine,
+            tok.start[first + 1]!,
+            tok.end[first + 1]!,
+          );
+        else
+          t.chains.set(chainName!, {
+            name: chainName!,
+            table: t.name,
+            builtin: false,
+            policy: null,
+            counters: null,
+            line: thisLine,
+            range: {
+              start: { line: thisLine, character: tok.start[first + 1]! },
+              end: { line: thisLine, character: tok.end[first + 1]! },
+            },
+            rules: [],
+          });
         break;
       }
       case '-P':
@@ -340,8 +587,24 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
         const chain = getChain(chainName!, thisLine, tok.start[first + 1]!, tok.end[first + 1]!, false);
         const policy = tok.text[first + 2];
         if (!chain) break;
-        if (!chain.builtin) report('policy-on-user-chain', 'error', `only built-in chains have a policy; ${chain.name} is a user chain`, thisLine, tok.start[first + 1]!, tok.end[first + 1]!);
-        else if (policy !== 'ACCEPT' && policy !== 'DROP') report('bad-argument', 'error', `policy must be ACCEPT or DROP, not '${policy ?? ''}'`, thisLine, cmdStart, line.length);
+        if (!chain.builtin)
+          report(
+            'policy-on-user-chain',
+            'error',
+            `only built-in chains have a policy; ${chain.name} is a user chain`,
+            thisLine,
+            tok.start[first + 1]!,
+            tok.end[first + 1]!,
+          );
+        else if (policy !== 'ACCEPT' && policy !== 'DROP')
+          report(
+            'bad-argument',
+            'error',
+            `policy must be ACCEPT or DROP, not '${policy ?? ''}'`,
+            thisLine,
+            cmdStart,
+            line.length,
+          );
         else chain.policy = policy;
         break;
       }
@@ -356,10 +619,29 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
       }
       case '-X':
       case '--delete-chain': {
-        const victims = chainName === undefined ? [...t.chains.values()].filter((c) => !c.builtin) : [t.chains.get(chainName)].filter((c): c is Chain => c !== undefined);
-        if (chainName !== undefined && victims.length === 0) report('unknown-chain', 'error', `-X: chain ${chainName} does not exist`, thisLine, tok.start[first + 1]!, tok.end[first + 1]!);
+        const victims =
+          chainName === undefined
+            ? [...t.chains.values()].filter(c => !c.builtin)
+            : [t.chains.get(chainName)].filter((c): c is Chain => c !== undefined);
+        if (chainName !== undefined && victims.length === 0)
+          report(
+            'unknown-chain',
+            'error',
+            `-X: chain ${chainName} does not exist`,
+            thisLine,
+            tok.start[first + 1]!,
+            tok.end[first + 1]!,
+          );
         for (const c of victims) {
-          if (c.builtin) report('builtin-chain', 'error', `-X: built-in chain ${c.name} cannot be deleted`, thisLine, cmdStart, line.length);
+          if (c.builtin)
+            report(
+              'builtin-chain',
+              'error',
+              `-X: built-in chain ${c.name} cannot be deleted`,
+              thisLine,
+              cmdStart,
+              line.length,
+            );
           else t.chains.delete(c.name);
         }
         break;
@@ -378,7 +660,14 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
         break;
       }
       default:
-        report('unknown-command', 'error', `'${cmd}' is not an iptables-restore command (expected -A, -I, -D, -R, -N, -P, -F, -X, -Z, -E, a ':CHAIN' declaration or COMMIT)`, thisLine, cmdStart, cmdEnd);
+        report(
+          'unknown-command',
+          'error',
+          `'${cmd}' is not an iptables-restore command (expected -A, -I, -D, -R, -N, -P, -F, -X, -Z, -E, a ':CHAIN' declaration or COMMIT)`,
+          thisLine,
+          cmdStart,
+          cmdEnd,
+        );
     }
     if (eol === len) break;
   }
@@ -396,7 +685,15 @@ export function parseIptables(text: string, options: ParseOptions = {}): Ruleset
  * the chain and the `-j`/`-g` target by searching the line rather than tokenizing it. Returns false when the
  * line needs the general path (another command, tabs, an undeclared chain, a target hidden among quotes).
  */
-function fastAppend(line: string, k: number, c0: number, table: Table, lineNo: number, family: Family, counterSink: { error: string | null }): boolean {
+function fastAppend(
+  line: string,
+  k: number,
+  c0: number,
+  table: Table,
+  lineNo: number,
+  family: Family,
+  counterSink: { error: string | null },
+): boolean {
   let p = k;
   let counters: Counters | null = null;
   if (c0 === 91 /* [ */) {
@@ -435,8 +732,11 @@ const TARGET_MARKERS = [' -j ', ' -g ', ' --jump ', ' --goto '];
 function unterminatedQuoteMessage(line: string, at: number): string {
   const rest = line.slice(at + 1);
   const m = /(?:^|\s)(-j|-g|--jump|--goto)\s+(\S+)/.exec(rest);
-  const what = /--comment\s+$/.test(line.slice(0, at)) ? 'the rest of the line is the comment' : 'iptables-restore reads the rest of the line as this one word';
-  if (m) return `unterminated quote: ${what}, so \`${m[1]} ${clipWords(m[2]!)}\` is not the target and this rule has none (iptables-restore accepts the line so); close the quote before ${m[1]}`;
+  const what = /--comment\s+$/.test(line.slice(0, at))
+    ? 'the rest of the line is the comment'
+    : 'iptables-restore reads the rest of the line as this one word';
+  if (m)
+    return `unterminated quote: ${what}, so \`${m[1]} ${clipWords(m[2]!)}\` is not the target and this rule has none (iptables-restore accepts the line so); close the quote before ${m[1]}`;
   return `unterminated quote: iptables-restore reads the rest of the line as one word`;
 }
 
@@ -481,7 +781,12 @@ function findTargetInTokens(tok: TokenBuffer, from: number): TargetRef | null {
   for (let i = from; i < tok.count - 1; i++) {
     const w = tok.text[i];
     if (tok.quoted[i] === 0 && (w === '-j' || w === '--jump' || w === '-g' || w === '--goto')) {
-      found = { kind: w === '-g' || w === '--goto' ? 'goto' : 'jump', name: tok.text[i + 1]!, start: tok.start[i]!, end: tok.end[i + 1]! };
+      found = {
+        kind: w === '-g' || w === '--goto' ? 'goto' : 'jump',
+        name: tok.text[i + 1]!,
+        start: tok.start[i]!,
+        end: tok.end[i + 1]!,
+      };
     }
   }
   return found;

@@ -13,7 +13,7 @@ export interface PrintOptions {
 
 export function printRuleSpec(raw: string, specStart: number): string {
   const { tokens } = tokenizeLine(raw.slice(specStart));
-  return tokens.map((t) => (t.quoted ? saveString(t.text) : quoteIfNeeded(t.text))).join(' ');
+  return tokens.map(t => (t.quoted ? saveString(t.text) : quoteIfNeeded(t.text))).join(' ');
 }
 
 export function printIptables(rs: Ruleset, options: PrintOptions = {}): string {
@@ -21,7 +21,7 @@ export function printIptables(rs: Ruleset, options: PrintOptions = {}): string {
   for (const table of rs.tables.values()) {
     out.push(`*${table.name}`);
     const chains = [...table.chains.values()];
-    const ordered = [...chains.filter((c) => c.builtin), ...chains.filter((c) => !c.builtin)];
+    const ordered = [...chains.filter(c => c.builtin), ...chains.filter(c => !c.builtin)];
     for (const c of ordered) {
       const ctr = c.counters ?? { packets: '0', bytes: '0' };
       out.push(`:${c.name} ${c.builtin ? (c.policy ?? 'ACCEPT') : '-'} [${ctr.packets}:${ctr.bytes}]`);

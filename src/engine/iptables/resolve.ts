@@ -16,9 +16,45 @@ import { IptRule, type TargetRef } from './rule-node.ts';
  * that is neither one of these nor a declared chain is refused by iptables-restore.
  */
 const KERNEL_TARGETS = new Set([
-  'AUDIT', 'CHECKSUM', 'CLASSIFY', 'CLUSTERIP', 'CONNMARK', 'CONNSECMARK', 'CT', 'DNAT', 'DNPT', 'DSCP', 'ECN', 'HL', 'HMARK',
-  'IDLETIMER', 'LED', 'LOG', 'MARK', 'MASQUERADE', 'NETMAP', 'NFLOG', 'NFQUEUE', 'NOTRACK', 'RATEEST', 'REDIRECT', 'REJECT',
-  'SECMARK', 'SET', 'SNAT', 'SNPT', 'SYNPROXY', 'TCPMSS', 'TCPOPTSTRIP', 'TEE', 'TOS', 'TPROXY', 'TRACE', 'TTL', 'ULOG', 'NFACCT',
+  'AUDIT',
+  'CHECKSUM',
+  'CLASSIFY',
+  'CLUSTERIP',
+  'CONNMARK',
+  'CONNSECMARK',
+  'CT',
+  'DNAT',
+  'DNPT',
+  'DSCP',
+  'ECN',
+  'HL',
+  'HMARK',
+  'IDLETIMER',
+  'LED',
+  'LOG',
+  'MARK',
+  'MASQUERADE',
+  'NETMAP',
+  'NFLOG',
+  'NFQUEUE',
+  'NOTRACK',
+  'RATEEST',
+  'REDIRECT',
+  'REJECT',
+  'SECMARK',
+  'SET',
+  'SNAT',
+  'SNPT',
+  'SYNPROXY',
+  'TCPMSS',
+  'TCPOPTSTRIP',
+  'TEE',
+  'TOS',
+  'TPROXY',
+  'TRACE',
+  'TTL',
+  'ULOG',
+  'NFACCT',
 ]);
 
 /**
@@ -26,7 +62,8 @@ const KERNEL_TARGETS = new Set([
  * iptables-legacy-restore and iptables-nft-restore 1.8.9 (test/fixtures/kernel/restore-refusals).
  */
 function undeclaredMessage(kind: 'jump' | 'goto', name: string, table: string): string {
-  const legacy = kind === 'goto' ? `goto '${name}' is not a chain` : `Couldn't load target \`${name}':No such file or directory`;
+  const legacy =
+    kind === 'goto' ? `goto '${name}' is not a chain` : `Couldn't load target \`${name}':No such file or directory`;
   return `${kind === 'goto' ? 'goto' : 'jump to'} ${name}, which is not a chain of table ${table} (no ':${name} - [0:0]' line) nor a target extension: iptables-restore refuses the file ("${legacy}"; iptables-nft-restore: "Chain '${name}' does not exist")`;
 }
 
@@ -44,23 +81,36 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       const t = refOf(rule);
       if (!t) continue;
       const range = { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } };
-      const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error') => diagnostics.push({ code, severity, message: clipWords(message), range });
+      const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error') =>
+        diagnostics.push({ code, severity, message: clipWords(message), range });
       if (t.kind === 'jump' && STANDARD_TARGETS.has(t.name)) continue;
       const target = table.chains.get(t.name);
       if (target) {
-        if (target.builtin) report('builtin-chain', `cannot ${t.kind} to built-in chain ${t.name}: only user chains can be targets`);
+        if (target.builtin)
+          report('builtin-chain', `cannot ${t.kind} to built-in chain ${t.name}: only user chains can be targets`);
         continue;
       }
       const mod = t.kind === 'jump' ? TARGETS.get(t.name) : undefined;
       if (!mod) {
-        if (t.kind === 'jump' && KERNEL_TARGETS.has(t.name)) report('unknown-target', `target ${t.name} is not modelled: traces that reach this rule end as unknown`, 'warning');
+        if (t.kind === 'jump' && KERNEL_TARGETS.has(t.name))
+          report(
+            'unknown-target',
+            `target ${t.name} is not modelled: traces that reach this rule end as unknown`,
+            'warning',
+          );
         else report('undeclared-target', undeclaredMessage(t.kind, t.name, table.name));
         continue;
       }
       if (mod.tables && !mod.tables.includes(table.name)) {
-        report('target-not-allowed', `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`);
+        report(
+          'target-not-allowed',
+          `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`,
+        );
       } else if (mod.hooks && chain.name in hooks && !mod.hooks.includes(chain.name as HookName)) {
-        report('target-not-allowed', `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`);
+        report(
+          'target-not-allowed',
+          `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`,
+        );
       }
     }
   }
@@ -72,7 +122,9 @@ function findLoops(table: Table, diagnostics: Diagnostic[]): void {
   const state = new Map<string, 1 | 2>();
   for (const start of table.chains.values()) {
     if (state.has(start.name)) continue;
-    const stack: { name: string; i: number; rules: readonly unknown[] }[] = [{ name: start.name, i: 0, rules: start.rules }];
+    const stack: { name: string; i: number; rules: readonly unknown[] }[] = [
+      { name: start.name, i: 0, rules: start.rules },
+    ];
     state.set(start.name, 1);
     while (stack.length) {
       const top = stack[stack.length - 1]!;
@@ -86,12 +138,14 @@ function findLoops(table: Table, diagnostics: Diagnostic[]): void {
       if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
       const s = state.get(t.name);
       if (s === 1) {
-        const from = stack.findIndex((f) => f.name === t.name);
-        const cycle = [...stack.slice(from).map((f) => f.name), t.name].join(' → ');
+        const from = stack.findIndex(f => f.name === t.name);
+        const cycle = [...stack.slice(from).map(f => f.name), t.name].join(' → ');
         diagnostics.push({
           code: 'jump-loop',
           severity: 'error',
-          message: clipWords(`jump loop ${cycle}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`),
+          message: clipWords(
+            `jump loop ${cycle}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`,
+          ),
           range: { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } },
         });
       } else if (s === undefined) {
@@ -130,5 +184,7 @@ export function validateRules(rs: Ruleset, options: { readonly release?: boolean
       }
     }
   }
-  rs.diagnostics.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
+  rs.diagnostics.sort(
+    (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+  );
 }

@@ -16,7 +16,7 @@ const MODULE_WORD = new Map<string, RegExp>();
 
 /** Whether `rule` loads match module `name`, without compiling an iptables rule to find out. */
 export function loadsModule(rule: Rule, name: string): boolean {
-  return rule instanceof IptRule ? rule.loadsModule(name) : rule.matches.some((m) => m.module.name === name);
+  return rule instanceof IptRule ? rule.loadsModule(name) : rule.matches.some(m => m.module.name === name);
 }
 
 /** The rule's `-j NAME` / `-g NAME` without compiling an iptables rule (null when it has none). */
@@ -58,7 +58,12 @@ interface Compiled {
 const sharedTokens = new TokenBuffer();
 let sink: Diagnostic[] = [];
 const sharedParser = new RuleSpecParser((code, severity, message, line, start, end) => {
-  sink.push({ code, severity, message: clipWords(message), range: { start: { line, character: start }, end: { line, character: end } } });
+  sink.push({
+    code,
+    severity,
+    message: clipWords(message),
+    range: { start: { line, character: start }, end: { line, character: end } },
+  });
 });
 
 export class IptRule implements Rule {
@@ -87,14 +92,18 @@ export class IptRule implements Rule {
    * the diff's transparent jumps, affinity) need not compile every rule to ask.
    */
   loadsModule(name: string): boolean {
-    if (this.compiled) return this.compiled.matches.some((m) => m.explicit && m.module.name === name);
+    if (this.compiled) return this.compiled.matches.some(m => m.explicit && m.module.name === name);
     let re = MODULE_WORD.get(name);
-    if (!re) MODULE_WORD.set(name, (re = new RegExp(`(?:^|\\s)(?:-m|--match)\\s+${name.replace(/[^\w-]/g, '')}(?=\\s|$)`)));
+    if (!re)
+      MODULE_WORD.set(name, (re = new RegExp(`(?:^|\\s)(?:-m|--match)\\s+${name.replace(/[^\w-]/g, '')}(?=\\s|$)`)));
     return re.test(this.raw.slice(this.specStart));
   }
 
   get range(): Range {
-    return { start: { line: this.line, character: this.startChar }, end: { line: this.line, character: this.raw.length } };
+    return {
+      start: { line: this.line, character: this.startChar },
+      end: { line: this.line, character: this.raw.length },
+    };
   }
 
   get ip(): IpMatch {
@@ -140,7 +149,14 @@ export class IptRule implements Rule {
       sharedTokens.fillFrom(this.raw, this.specStart);
       const spec = sharedParser.parse(sharedTokens, 0, this.line, this.family);
       const target = spec.target ? compileTarget(this.tableRef, spec.target, this.family, spec.ip, diags) : null;
-      this.compiled = { ip: spec.ip, matches: spec.matches, target, comment: spec.comment, counters: spec.counters, diagnostics: diags.length ? diags : null };
+      this.compiled = {
+        ip: spec.ip,
+        matches: spec.matches,
+        target,
+        comment: spec.comment,
+        counters: spec.counters,
+        diagnostics: diags.length ? diags : null,
+      };
     } finally {
       sink = outer;
     }
@@ -152,15 +168,33 @@ export class IptRule implements Rule {
  * The compile-time half of target resolution: the same classification as the structural pass
  * (resolve.ts), plus the target extension's own options.
  */
-function compileTarget(table: Table, p: PendingTarget, family: Family, ip: IpMatch, diags: Diagnostic[]): TargetInstance {
+function compileTarget(
+  table: Table,
+  p: PendingTarget,
+  family: Family,
+  ip: IpMatch,
+  diags: Diagnostic[],
+): TargetInstance {
   const pRange = { start: { line: p.line, character: p.start }, end: { line: p.line, character: p.end } };
-  const optionNames = () => p.options.map((o) => o.name).join(' ');
+  const optionNames = () => p.options.map(o => o.name).join(' ');
   if (p.kind === 'jump' && STANDARD_TARGETS.has(p.name)) {
-    if (p.options.length) diags.push({ code: 'unknown-option', severity: 'error', message: `${p.name} takes no options (${optionNames()})`, range: pRange });
+    if (p.options.length)
+      diags.push({
+        code: 'unknown-option',
+        severity: 'error',
+        message: `${p.name} takes no options (${optionNames()})`,
+        range: pRange,
+      });
     return { kind: 'verdict', verdict: p.name as 'ACCEPT', start: p.start, end: p.end };
   }
   if (table.chains.has(p.name)) {
-    if (p.options.length) diags.push({ code: 'unknown-option', severity: 'error', message: `a jump to chain ${p.name} takes no options (${optionNames()})`, range: pRange });
+    if (p.options.length)
+      diags.push({
+        code: 'unknown-option',
+        severity: 'error',
+        message: `a jump to chain ${p.name} takes no options (${optionNames()})`,
+        range: pRange,
+      });
     return { kind: p.kind, chain: p.name, start: p.start, end: p.end };
   }
   const mod = p.kind === 'jump' ? p.module : null;
@@ -169,7 +203,9 @@ function compileTarget(table: Table, p: PendingTarget, family: Family, ip: IpMat
     family,
     proto: ip.proto && !ip.proto.negated ? ip.proto.value : null,
     report(option, code, message, severity = 'error') {
-      const range = option ? { start: { line: option.line, character: option.start }, end: { line: option.line, character: option.end } } : pRange;
+      const range = option
+        ? { start: { line: option.line, character: option.start }, end: { line: option.line, character: option.end } }
+        : pRange;
       diags.push({ code, severity, message: `${mod.name}: ${message}`, range });
     },
   };

@@ -23,11 +23,32 @@ type Core = 'src' | 'dst' | 'proto' | 'in' | 'out' | 'frag' | 'match' | 'jump' |
 
 const CORE = new Map<string, Core>(
   Object.entries({
-    '-s': 'src', '--source': 'src', '--src': 'src', '-d': 'dst', '--destination': 'dst', '--dst': 'dst',
-    '-p': 'proto', '--protocol': 'proto', '-i': 'in', '--in-interface': 'in', '-o': 'out', '--out-interface': 'out',
-    '-f': 'frag', '--fragment': 'frag', '-m': 'match', '--match': 'match', '-j': 'jump', '--jump': 'jump',
-    '-g': 'goto', '--goto': 'goto', '-c': 'counters', '--set-counters': 'counters', '-4': 'v4', '--ipv4': 'v4',
-    '-6': 'v6', '--ipv6': 'v6',
+    '-s': 'src',
+    '--source': 'src',
+    '--src': 'src',
+    '-d': 'dst',
+    '--destination': 'dst',
+    '--dst': 'dst',
+    '-p': 'proto',
+    '--protocol': 'proto',
+    '-i': 'in',
+    '--in-interface': 'in',
+    '-o': 'out',
+    '--out-interface': 'out',
+    '-f': 'frag',
+    '--fragment': 'frag',
+    '-m': 'match',
+    '--match': 'match',
+    '-j': 'jump',
+    '--jump': 'jump',
+    '-g': 'goto',
+    '--goto': 'goto',
+    '-c': 'counters',
+    '--set-counters': 'counters',
+    '-4': 'v4',
+    '--ipv4': 'v4',
+    '-6': 'v6',
+    '--ipv6': 'v6',
   } as Record<string, Core>),
 );
 
@@ -67,7 +88,14 @@ export interface ParsedRuleSpec {
   readonly counters: { packets: string; bytes: string } | null;
 }
 
-export type Reporter = (code: DiagnosticCode, severity: Severity, message: string, line: number, start: number, end: number) => void;
+export type Reporter = (
+  code: DiagnosticCode,
+  severity: Severity,
+  message: string,
+  line: number,
+  start: number,
+  end: number,
+) => void;
 
 interface Slot {
   readonly module: MatchModule<unknown>;
@@ -112,17 +140,36 @@ export class RuleSpecParser implements CompileContext {
   constructor(private readonly reportFn: Reporter) {}
 
   /** CompileContext.report, for match modules compiling their options. */
-  report(option: ParsedOption | null, code: Parameters<CompileContext['report']>[1], message: string, severity: 'error' | 'warning' = 'error'): void {
+  report(
+    option: ParsedOption | null,
+    code: Parameters<CompileContext['report']>[1],
+    message: string,
+    severity: 'error' | 'warning' = 'error',
+  ): void {
     if (option) this.reportFn(code, severity, message, this.line, option.start, option.end);
     else {
       const mod = this.slot ? `-m ${this.slot.module.name}: ` : '';
-      this.reportFn(code, severity, `${mod}${message}`, this.line, this.tok.start[this.from] ?? 0, this.tok.end[this.tok.count - 1] ?? 0);
+      this.reportFn(
+        code,
+        severity,
+        `${mod}${message}`,
+        this.line,
+        this.tok.start[this.from] ?? 0,
+        this.tok.end[this.tok.count - 1] ?? 0,
+      );
     }
   }
 
   private err(code: DiagnosticCode, message: string, i: number, j = i, severity: Severity = 'error'): void {
     const n = this.tok.count;
-    this.reportFn(code, severity, message, this.line, this.tok.start[Math.min(i, n - 1)]!, this.tok.end[Math.min(j, n - 1)]!);
+    this.reportFn(
+      code,
+      severity,
+      message,
+      this.line,
+      this.tok.start[Math.min(i, n - 1)]!,
+      this.tok.end[Math.min(j, n - 1)]!,
+    );
   }
 
   parse(tok: TokenBuffer, from: number, line: number, family: Family): ParsedRuleSpec {
@@ -167,11 +214,25 @@ export class RuleSpecParser implements CompileContext {
               negated = true;
               argIdx = i + 2;
               value = text[argIdx]!;
-              this.err('deprecated-syntax', `'${word} ! addr' is deprecated: write '! ${word} addr'`, i, argIdx, 'warning');
+              this.err(
+                'deprecated-syntax',
+                `'${word} ! addr' is deprecated: write '! ${word} addr'`,
+                i,
+                argIdx,
+                'warning',
+              );
             }
             const net = parseAddrArg(value, family);
-            if (!net) this.err('bad-address', value.includes(',') ? `'${value}': address lists expand into one rule per address; a dump has one address per rule` : `'${value}' is not an IPv${family} address or network`, argIdx);
-            else if (net.v !== family) this.err('family-mismatch', `'${value}' is an IPv${net.v} address in an IPv${family} ruleset`, argIdx);
+            if (!net)
+              this.err(
+                'bad-address',
+                value.includes(',')
+                  ? `'${value}': address lists expand into one rule per address; a dump has one address per rule`
+                  : `'${value}' is not an IPv${family} address or network`,
+                argIdx,
+              );
+            else if (net.v !== family)
+              this.err('family-mismatch', `'${value}' is an IPv${net.v} address in an IPv${family} ruleset`, argIdx);
             else (ip ??= {})[core] = { negated, value: net };
             i = argIdx;
             break;
@@ -189,7 +250,12 @@ export class RuleSpecParser implements CompileContext {
           }
           case 'in':
           case 'out': {
-            if (arg.length > 15 || arg.length === 0 || arg.includes('/') || arg.includes(' ')) this.err('bad-argument', `'${arg}' is not a valid interface name (at most 15 characters, no '/' or spaces)`, i + 1);
+            if (arg.length > 15 || arg.length === 0 || arg.includes('/') || arg.includes(' '))
+              this.err(
+                'bad-argument',
+                `'${arg}' is not a valid interface name (at most 15 characters, no '/' or spaces)`,
+                i + 1,
+              );
             const v: Negatable<IfacePattern> = { negated: neg, value: { name: arg, wildcard: arg.endsWith('+') } };
             ip ??= {};
             if (core === 'in') ip.inIface = v;
@@ -204,8 +270,16 @@ export class RuleSpecParser implements CompileContext {
           case 'match': {
             if (neg) this.err('invalid-negation', `'!' cannot negate -m`, negStart, i);
             const mod = findMatch(arg);
-            if (!mod) this.err('unknown-module', `match module '${arg}' is not modelled: traces through this rule are marked unknown`, i, i + 1, 'warning');
-            else if (mod.families && !mod.families.includes(family)) this.err('family-mismatch', `match '${arg}' does not exist for IPv${family}`, i, i + 1);
+            if (!mod)
+              this.err(
+                'unknown-module',
+                `match module '${arg}' is not modelled: traces through this rule are marked unknown`,
+                i,
+                i + 1,
+                'warning',
+              );
+            else if (mod.families && !mod.families.includes(family))
+              this.err('family-mismatch', `match '${arg}' does not exist for IPv${family}`, i, i + 1);
             slots.push({ module: mod ?? unknownModule(arg), explicit: true, options: [], known: mod !== undefined });
             i++;
             break;
@@ -214,7 +288,15 @@ export class RuleSpecParser implements CompileContext {
           case 'goto': {
             if (neg) this.err('invalid-negation', `'!' cannot negate ${word}`, negStart, i);
             if (target) this.err('bad-argument', `a rule has one target; '${word} ${arg}' repeats it`, i, i + 1);
-            target = { kind: core, name: arg, module: core === 'jump' ? (TARGETS.get(arg) ?? null) : null, options: [], start: tok.start[i]!, end: tok.end[i + 1]!, line };
+            target = {
+              kind: core,
+              name: arg,
+              module: core === 'jump' ? (TARGETS.get(arg) ?? null) : null,
+              options: [],
+              start: tok.start[i]!,
+              end: tok.end[i + 1]!,
+              line,
+            };
             i++;
             break;
           }
@@ -226,7 +308,8 @@ export class RuleSpecParser implements CompileContext {
           case 'v4':
           case 'v6':
             // iptables-restore skips a rule meant for the other family.
-            if ((core === 'v4' ? 4 : 6) !== family) this.err('family-mismatch', `rule marked ${word} in an IPv${family} ruleset`, i, i, 'warning');
+            if ((core === 'v4' ? 4 : 6) !== family)
+              this.err('family-mismatch', `rule marked ${word} in an IPv${family} ruleset`, i, i, 'warning');
             break;
         }
         continue;
@@ -274,7 +357,15 @@ export class RuleSpecParser implements CompileContext {
             i = this.collect(i, null, neg, last.options);
             continue;
           }
-          this.err('unknown-option', target ? `'${word}' is not an option of ${target.name}` : slots.length ? `'${word}' is not an option of ${slots.map((s) => `-m ${s.module.name}`).join(', ')}` : `unknown option '${word}'`, i);
+          this.err(
+            'unknown-option',
+            target
+              ? `'${word}' is not an option of ${target.name}`
+              : slots.length
+                ? `'${word}' is not an option of ${slots.map(s => `-m ${s.module.name}`).join(', ')}`
+                : `unknown option '${word}'`,
+            i,
+          );
           // Skip its probable arguments so one typo gives one diagnostic.
           while (i + 1 < n && text[i + 1]!.charCodeAt(0) !== 45 && text[i + 1] !== '!') i++;
           continue;
@@ -323,12 +414,23 @@ export class RuleSpecParser implements CompileContext {
       }
     } else {
       // Unknown module or target: take the words up to the next option.
-      while (j < n && !(tok.text[j]!.charCodeAt(0) === 45 && tok.text[j]!.length > 1 && tok.quoted[j] === 0) && tok.text[j] !== '!') {
+      while (
+        j < n &&
+        !(tok.text[j]!.charCodeAt(0) === 45 && tok.text[j]!.length > 1 && tok.quoted[j] === 0) &&
+        tok.text[j] !== '!'
+      ) {
         args.push(tok.text[j]!);
         j++;
       }
     }
-    into.push({ name: spec?.name ?? word, negated, args, line: this.line, start: tok.start[i]!, end: tok.end[Math.max(i, j - 1)]! });
+    into.push({
+      name: spec?.name ?? word,
+      negated,
+      args,
+      line: this.line,
+      start: tok.start[i]!,
+      end: tok.end[Math.max(i, j - 1)]!,
+    });
     return j - 1;
   }
 }

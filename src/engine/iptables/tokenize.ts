@@ -89,13 +89,13 @@ const NO_QUOTE = /^[A-Za-z0-9_-]+$/;
 /** Quotes a word as `xtables_save_string` does when it contains anything but `[A-Za-z0-9_-]`. */
 export function saveString(value: string): string {
   if (NO_QUOTE.test(value)) return value;
-  return `"${value.replace(/["\\']/g, (m) => `\\${m}`)}"`;
+  return `"${value.replace(/["\\']/g, m => `\\${m}`)}"`;
 }
 
 /** Quotes a word only when it would not survive tokenizing unquoted. */
 export function quoteIfNeeded(value: string): string {
   if (value.length > 0 && !/[\s"]/.test(value)) return value;
-  return `"${value.replace(/["\\']/g, (m) => `\\${m}`)}"`;
+  return `"${value.replace(/["\\']/g, m => `\\${m}`)}"`;
 }
 
 /**

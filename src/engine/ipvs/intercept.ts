@@ -52,7 +52,9 @@ class ServiceIndex {
 
   find(pkt: Readonly<PacketState>, protocol: IpvsProtocol): IpvsService | null {
     // fwmark services match the mark and the address family (`__ip_vs_svc_fwm_find`).
-    const marked = pkt.mark ? this.byMark.get(pkt.mark)?.find((s) => (s.addr.includes(':') ? 6 : 4) === pkt.family || s.addr === '') : undefined;
+    const marked = pkt.mark
+      ? this.byMark.get(pkt.mark)?.find(s => (s.addr.includes(':') ? 6 : 4) === pkt.family || s.addr === '')
+      : undefined;
     if (marked) return marked;
     const dst = formatAddr(pkt.dst);
     return this.byAddr.get(`${protocol}|${dst}|${pkt.dport ?? 0}`) ?? this.byAddr.get(`${protocol}|${dst}|0`) ?? null;
@@ -74,39 +76,88 @@ function worldAssumptions(key: string, conditions: readonly (string | null)[], i
   const out: TraceAssumption[] = [];
   // An if/else chain over the worlds: world i assumes the earlier conditions false and its own true;
   // the last world is what remains. For every truth assignment exactly one world holds (trace.ts probabilitySums).
-  for (let j = 0; j < i; j++) out.push({ table: 'ipvs', chain: key, rule: j + 1, line: 0, assumed: 'does not match', reason: conditions[j] ?? '' });
-  if (i < conditions.length - 1) out.push({ table: 'ipvs', chain: key, rule: i + 1, line: 0, assumed: 'matches', reason: conditions[i] ?? '' });
+  for (let j = 0; j < i; j++)
+    out.push({
+      table: 'ipvs',
+      chain: key,
+      rule: j + 1,
+      line: 0,
+      assumed: 'does not match',
+      reason: conditions[j] ?? '',
+    });
+  if (i < conditions.length - 1)
+    out.push({ table: 'ipvs', chain: key, rule: i + 1, line: 0, assumed: 'matches', reason: conditions[i] ?? '' });
   return out;
 }
 
-function decide(svc: IpvsService, pkt: Readonly<PacketState>, where: string, opts: IpvsTraceOptions, order: RealServerOrder): InterceptBranch[] {
+function decide(
+  svc: IpvsService,
+  pkt: Readonly<PacketState>,
+  where: string,
+  opts: IpvsTraceOptions,
+  order: RealServerOrder,
+): InterceptBranch[] {
   const key = serviceKey(svc);
   const head = `IPVS ${key} (${where})`;
-  const r = scheduleNewConnection({ service: svc, client: { src: pkt.src, sport: pkt.sport, dst: pkt.dst, dport: pkt.dport }, order, localityCache: opts.localityCache ?? 'unknown' });
-  if (r.kind === 'unknown') return [{ probability: ONE, assumptions: [], notes: [`${head}: ${r.reason}`], action: { kind: 'unknown', reason: `${head}: ${r.reason}` } }];
+  const r = scheduleNewConnection({
+    service: svc,
+    client: { src: pkt.src, sport: pkt.sport, dst: pkt.dst, dport: pkt.dport },
+    order,
+    localityCache: opts.localityCache ?? 'unknown',
+  });
+  if (r.kind === 'unknown')
+    return [
+      {
+        probability: ONE,
+        assumptions: [],
+        notes: [`${head}: ${r.reason}`],
+        action: { kind: 'unknown', reason: `${head}: ${r.reason}` },
+      },
+    ];
   const persist =
     svc.persistent !== null
-      ? [`${head} is persistent (${svc.persistent} s): assuming this client has no connection template yet; once scheduled, its later connections within ${svc.persistent} s go to the same real server (ip_vs_core.c ip_vs_sched_persist)`]
+      ? [
+          `${head} is persistent (${svc.persistent} s): assuming this client has no connection template yet; once scheduled, its later connections within ${svc.persistent} s go to the same real server (ip_vs_core.c ip_vs_sched_persist)`,
+        ]
       : [];
-  const conditions = r.worlds.map((w) => w.condition);
+  const conditions = r.worlds.map(w => w.condition);
   const branches: InterceptBranch[] = [];
   r.worlds.forEach((w, i) => {
     const assumptions = r.worlds.length > 1 ? worldAssumptions(key, conditions, i) : [];
     for (const p of w.picks) {
-      const notes = [`${head}: ${r.summary}`, ...r.assumptions.map((a) => `${head}: assumption: ${a}`), ...persist];
+      const notes = [`${head}: ${r.summary}`, ...r.assumptions.map(a => `${head}: assumption: ${a}`), ...persist];
       if (!p.server) {
         const reason = `${head}: ${p.why}: IPVS answers ICMP port unreachable (ip_vs_core.c ip_vs_leave)`;
-        branches.push({ probability: p.probability, assumptions, notes: [...notes, reason], action: { kind: 'reject', with: pkt.family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable', reason } });
+        branches.push({
+          probability: p.probability,
+          assumptions,
+          notes: [...notes, reason],
+          action: {
+            kind: 'reject',
+            with: pkt.family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable',
+            reason,
+          },
+        });
         continue;
       }
       const chosen = `${head}: ${p.why} → ${rsName(p.server)} (probability ${p.probability.den === 1n ? p.probability.num : `${p.probability.num}/${p.probability.den}`})`;
       const dst = parseAddr(p.server.addr);
       if (p.server.forward !== 'Masq' || !dst) {
         const reason = `${head}: forwarding method ${p.server.forward} to ${rsName(p.server)} is not modelled (kube-proxy uses Masq)`;
-        branches.push({ probability: p.probability, assumptions, notes: [...notes, chosen], action: { kind: 'unknown', reason } });
+        branches.push({
+          probability: p.probability,
+          assumptions,
+          notes: [...notes, chosen],
+          action: { kind: 'unknown', reason },
+        });
         continue;
       }
-      branches.push({ probability: p.probability, assumptions, notes: [...notes, chosen], action: { kind: 'resend', dst, dport: p.server.port } });
+      branches.push({
+        probability: p.probability,
+        assumptions,
+        notes: [...notes, chosen],
+        action: { kind: 'resend', dst, dport: p.server.port },
+      });
     }
   });
   return branches;
@@ -123,14 +174,22 @@ export function ipvsInterceptors(table: IpvsTable, opts: IpvsTraceOptions = {}):
       const protocol = PROTOCOLS[pkt.proto];
       if (!protocol) {
         const vip = index.vips.has(formatAddr(pkt.dst));
-        return { kind: 'pass', note: vip ? `IPVS handles TCP, UDP and SCTP; this ${pkt.proto === 1 ? 'ICMP' : 'non-TCP/UDP/SCTP'} packet to a virtual address is not scheduled and continues as normal` : null };
+        return {
+          kind: 'pass',
+          note: vip
+            ? `IPVS handles TCP, UDP and SCTP; this ${pkt.proto === 1 ? 'ICMP' : 'non-TCP/UDP/SCTP'} packet to a virtual address is not scheduled and continues as normal`
+            : null,
+        };
       }
       const svc = index.find(pkt, protocol);
       if (!svc) return { kind: 'pass', note: null };
       const where = `${HOOK_NAME[hook]}, priority ${priority}`;
       if (pkt.ct.state !== 'NEW') {
         const reason = `IPVS ${serviceKey(svc)} (${where}): a packet that is not a connection's first follows its IPVS connection entry, which is kernel state: not modelled`;
-        return { kind: 'take', branches: [{ probability: ONE, assumptions: [], notes: [reason], action: { kind: 'unknown', reason } }] };
+        return {
+          kind: 'take',
+          branches: [{ probability: ONE, assumptions: [], notes: [reason], action: { kind: 'unknown', reason } }],
+        };
       }
       const skip = notFirstPacket(pkt, protocol);
       if (skip) return { kind: 'pass', note: skip };

@@ -23,16 +23,50 @@ export interface IpvsParseOptions {
 }
 
 const COMMANDS: Readonly<Record<string, 'A' | 'E' | 'D' | 'a' | 'e' | 'd' | 'C'>> = {
-  '-A': 'A', '--add-service': 'A', '-E': 'E', '--edit-service': 'E', '-D': 'D', '--delete-service': 'D',
-  '-a': 'a', '--add-server': 'a', '-e': 'e', '--edit-server': 'e', '-d': 'd', '--delete-server': 'd',
-  '-C': 'C', '--clear': 'C',
+  '-A': 'A',
+  '--add-service': 'A',
+  '-E': 'E',
+  '--edit-service': 'E',
+  '-D': 'D',
+  '--delete-service': 'D',
+  '-a': 'a',
+  '--add-server': 'a',
+  '-e': 'e',
+  '--edit-server': 'e',
+  '-d': 'd',
+  '--delete-server': 'd',
+  '-C': 'C',
+  '--clear': 'C',
 };
 const SERVICE_OPTS: Readonly<Record<string, IpvsProtocol | 'FWM'>> = {
-  '-t': 'TCP', '--tcp-service': 'TCP', '-u': 'UDP', '--udp-service': 'UDP', '--sctp-service': 'SCTP', '-f': 'FWM', '--fwmark-service': 'FWM',
+  '-t': 'TCP',
+  '--tcp-service': 'TCP',
+  '-u': 'UDP',
+  '--udp-service': 'UDP',
+  '--sctp-service': 'SCTP',
+  '-f': 'FWM',
+  '--fwmark-service': 'FWM',
 };
-const FORWARD: Readonly<Record<string, IpvsForward>> = { '-m': 'Masq', '--masquerading': 'Masq', '-g': 'Route', '--gatewaying': 'Route', '-i': 'Tunnel', '--ipip': 'Tunnel' };
+const FORWARD: Readonly<Record<string, IpvsForward>> = {
+  '-m': 'Masq',
+  '--masquerading': 'Masq',
+  '-g': 'Route',
+  '--gatewaying': 'Route',
+  '-i': 'Tunnel',
+  '--ipip': 'Tunnel',
+};
 /** Options read and not modelled (thresholds, tunnels, persistence engines, IPv6 fwmark). */
-const IGNORED_WITH_ARG = new Set(['-M', '--netmask', '-x', '--u-threshold', '-y', '--l-threshold', '--pe', '--tun-type', '--tun-port']);
+const IGNORED_WITH_ARG = new Set([
+  '-M',
+  '--netmask',
+  '-x',
+  '--u-threshold',
+  '-y',
+  '--l-threshold',
+  '--pe',
+  '--tun-type',
+  '--tun-port',
+]);
 const IGNORED_FLAGS = new Set(['-6', '-o', '--ops', '--tun-nocsum', '--tun-csum', '--tun-remcsum', '-n', '--numeric']);
 
 interface MutableService {
@@ -57,7 +91,11 @@ export function parseIpvsadmRules(text: string, opts: IpvsParseOptions = {}): Ip
     if (ws.length === 0 || ws[0]!.text.startsWith('#')) return;
     const cmd = COMMANDS[ws[0]!.text];
     if (!cmd) {
-      sink.add('unknown-command', `'${ws[0]!.text}' is not an ipvsadm command (expected -A, -E, -D, -a, -e, -d or -C)`, wordRange(lineNo, ws[0]!));
+      sink.add(
+        'unknown-command',
+        `'${ws[0]!.text}' is not an ipvsadm command (expected -A, -E, -D, -a, -e, -d or -C)`,
+        wordRange(lineNo, ws[0]!),
+      );
       return;
     }
     if (cmd === 'C') {
@@ -70,12 +108,28 @@ export function parseIpvsadmRules(text: string, opts: IpvsParseOptions = {}): Ip
     const key = serviceKey({ protocol: o.protocol, addr: o.addr, port: o.port, fwmark: o.fwmark });
     const svc = services.get(key);
     if (cmd === 'A' || cmd === 'E') {
-      if (cmd === 'A' && svc) sink.add('bad-argument', `service ${key} is added twice; ipvsadm would refuse the second (Service already exists)`, range, 'warning');
+      if (cmd === 'A' && svc)
+        sink.add(
+          'bad-argument',
+          `service ${key} is added twice; ipvsadm would refuse the second (Service already exists)`,
+          range,
+          'warning',
+        );
       if (cmd === 'E' && !svc) {
         sink.add('unknown-reference', `service ${key} is edited before it is added`, range);
         return;
       }
-      const base = svc ?? { protocol: o.protocol, addr: o.addr, port: o.port, fwmark: o.fwmark, scheduler: 'wlc', schedFlags: [], persistent: null, realServers: [], range };
+      const base = svc ?? {
+        protocol: o.protocol,
+        addr: o.addr,
+        port: o.port,
+        fwmark: o.fwmark,
+        scheduler: 'wlc',
+        schedFlags: [],
+        persistent: null,
+        realServers: [],
+        range,
+      };
       if (o.scheduler !== null) base.scheduler = o.scheduler;
       if (o.persistent !== undefined) base.persistent = o.persistent;
       if (o.schedFlags) base.schedFlags = o.schedFlags;
@@ -83,7 +137,8 @@ export function parseIpvsadmRules(text: string, opts: IpvsParseOptions = {}): Ip
       return;
     }
     if (cmd === 'D') {
-      if (!services.delete(key)) sink.add('unknown-reference', `service ${key} is deleted but was never added`, range, 'warning');
+      if (!services.delete(key))
+        sink.add('unknown-reference', `service ${key} is deleted but was never added`, range, 'warning');
       return;
     }
     if (!svc) {
@@ -95,9 +150,15 @@ export function parseIpvsadmRules(text: string, opts: IpvsParseOptions = {}): Ip
       return;
     }
     const rsPort = o.real.port ?? svc.port;
-    const at = svc.realServers.findIndex((r) => r.addr === o.real!.addr && r.port === rsPort);
+    const at = svc.realServers.findIndex(r => r.addr === o.real!.addr && r.port === rsPort);
     if (cmd === 'd') {
-      if (at < 0) sink.add('unknown-reference', `real server ${o.real.addr}:${rsPort} of ${key} is deleted but was never added`, range, 'warning');
+      if (at < 0)
+        sink.add(
+          'unknown-reference',
+          `real server ${o.real.addr}:${rsPort} of ${key} is deleted but was never added`,
+          range,
+          'warning',
+        );
       else svc.realServers.splice(at, 1);
       return;
     }
@@ -111,12 +172,22 @@ export function parseIpvsadmRules(text: string, opts: IpvsParseOptions = {}): Ip
       inactiveConns: null,
       range,
     };
-    if (cmd === 'a' && prev) sink.add('bad-argument', `real server ${o.real.addr}:${rsPort} is added to ${key} twice`, range, 'warning');
-    if (cmd === 'e' && !prev) sink.add('unknown-reference', `real server ${o.real.addr}:${rsPort} of ${key} is edited before it is added`, range, 'warning');
+    if (cmd === 'a' && prev)
+      sink.add('bad-argument', `real server ${o.real.addr}:${rsPort} is added to ${key} twice`, range, 'warning');
+    if (cmd === 'e' && !prev)
+      sink.add(
+        'unknown-reference',
+        `real server ${o.real.addr}:${rsPort} of ${key} is edited before it is added`,
+        range,
+        'warning',
+      );
     if (prev) svc.realServers[at] = rs;
     else svc.realServers.push(rs);
   });
-  return { table: { services: [...services.values()].map(freeze), order: opts.kernelOrder ? 'kernel' : 'unknown' }, diagnostics: sink.list };
+  return {
+    table: { services: [...services.values()].map(freeze), order: opts.kernelOrder ? 'kernel' : 'unknown' },
+    diagnostics: sink.list,
+  };
 }
 
 function freeze(s: MutableService): IpvsService {
@@ -137,7 +208,18 @@ interface Options {
 }
 
 function readOptions(ws: Word[], lineNo: number, sink: DiagnosticSink): Options | null {
-  const o: Options = { protocol: 'TCP', addr: '', port: 0, fwmark: null, scheduler: null, persistent: undefined, schedFlags: null, real: null, forward: null, weight: null };
+  const o: Options = {
+    protocol: 'TCP',
+    addr: '',
+    port: 0,
+    fwmark: null,
+    scheduler: null,
+    persistent: undefined,
+    schedFlags: null,
+    real: null,
+    forward: null,
+    weight: null,
+  };
   let haveService = false;
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i]!;
@@ -159,7 +241,14 @@ function readOptions(ws: Word[], lineNo: number, sink: DiagnosticSink): Options 
         o.fwmark = Number(a.text);
       } else {
         const hp = parseHostPort(a.text);
-        if (!hp) return bad(sink, 'bad-address', `'${a.text}' is not a numeric ADDRESS:PORT (save the table with ipvsadm -Sn)`, lineNo, a);
+        if (!hp)
+          return bad(
+            sink,
+            'bad-address',
+            `'${a.text}' is not a numeric ADDRESS:PORT (save the table with ipvsadm -Sn)`,
+            lineNo,
+            a,
+          );
         o.protocol = svcKind;
         o.addr = hp.addr;
         o.port = hp.port;
@@ -182,7 +271,9 @@ function readOptions(ws: Word[], lineNo: number, sink: DiagnosticSink): Options 
     } else if (w.text === '-r' || w.text === '--real-server') {
       const a = arg();
       if (!a) return null;
-      const hp = parseHostPort(a.text) ?? (/^[0-9.]+$/.test(a.text) || /^\[[0-9a-fA-F:.]+\]$/.test(a.text) ? parseHostPort(`${a.text}:0`) : null);
+      const hp =
+        parseHostPort(a.text) ??
+        (/^[0-9.]+$/.test(a.text) || /^\[[0-9a-fA-F:.]+\]$/.test(a.text) ? parseHostPort(`${a.text}:0`) : null);
       if (!hp) return bad(sink, 'bad-address', `'${a.text}' is not a numeric ADDRESS[:PORT]`, lineNo, a);
       o.real = { addr: hp.addr, port: a.text.endsWith(']') || !a.text.includes(':') ? null : hp.port };
     } else if (FORWARD[w.text]) {
@@ -190,7 +281,8 @@ function readOptions(ws: Word[], lineNo: number, sink: DiagnosticSink): Options 
     } else if (w.text === '-w' || w.text === '--weight') {
       const a = arg();
       if (!a) return null;
-      if (!/^\d+$/.test(a.text) || Number(a.text) > 2147483647) return bad(sink, 'bad-argument', `'${a.text}' is not a weight (0 to 2147483647)`, lineNo, a);
+      if (!/^\d+$/.test(a.text) || Number(a.text) > 2147483647)
+        return bad(sink, 'bad-argument', `'${a.text}' is not a weight (0 to 2147483647)`, lineNo, a);
       o.weight = Number(a.text);
     } else if (IGNORED_WITH_ARG.has(w.text)) {
       arg();
@@ -199,13 +291,23 @@ function readOptions(ws: Word[], lineNo: number, sink: DiagnosticSink): Options 
     }
   }
   if (!haveService) {
-    sink.add('missing-argument', 'no virtual service given (-t, -u, --sctp-service or -f)', lineRange(lineNo, 0, (ws.at(-1)?.start ?? 0) + (ws.at(-1)?.text.length ?? 0)));
+    sink.add(
+      'missing-argument',
+      'no virtual service given (-t, -u, --sctp-service or -f)',
+      lineRange(lineNo, 0, (ws.at(-1)?.start ?? 0) + (ws.at(-1)?.text.length ?? 0)),
+    );
     return null;
   }
   return o;
 }
 
-function bad(sink: DiagnosticSink, code: 'bad-argument' | 'bad-address', message: string, lineNo: number, w: Word): null {
+function bad(
+  sink: DiagnosticSink,
+  code: 'bad-argument' | 'bad-address',
+  message: string,
+  lineNo: number,
+  w: Word,
+): null {
   sink.add(code, message, wordRange(lineNo, w));
   return null;
 }

@@ -21,7 +21,7 @@ function words32(addr: string): number[] {
   const a = parseAddr(addr);
   if (!a) return [0];
   if (a.v === 4) return [a.n >>> 0];
-  return [3n, 2n, 1n, 0n].map((i) => Number((a.n >> (32n * i)) & 0xffffffffn));
+  return [3n, 2n, 1n, 0n].map(i => Number((a.n >> (32n * i)) & 0xffffffffn));
 }
 
 /** `r = ntohl(a) - ntohl(b)` taken as a C `int`. */
@@ -40,7 +40,13 @@ function family(addr: string): number {
 }
 
 export function compareServices(a: IpvsService, b: IpvsService): number {
-  return (a.fwmark ?? 0) - (b.fwmark ?? 0) || family(a.addr) - family(b.addr) || PROTO_NUMBER[a.protocol] - PROTO_NUMBER[b.protocol] || addrCmp(a.addr, b.addr) || a.port - b.port;
+  return (
+    (a.fwmark ?? 0) - (b.fwmark ?? 0) ||
+    family(a.addr) - family(b.addr) ||
+    PROTO_NUMBER[a.protocol] - PROTO_NUMBER[b.protocol] ||
+    addrCmp(a.addr, b.addr) ||
+    a.port - b.port
+  );
 }
 
 export function compareRealServers(a: IpvsRealServer, b: IpvsRealServer): number {
@@ -60,7 +66,11 @@ function flagsText(s: IpvsService): string {
 }
 
 export function renderIpvsadmList(table: IpvsTable): string {
-  const out = [IPVS_BANNER, 'Prot LocalAddress:Port Scheduler Flags', '  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn'];
+  const out = [
+    IPVS_BANNER,
+    'Prot LocalAddress:Port Scheduler Flags',
+    '  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn',
+  ];
   for (const s of sortedServices(table)) {
     const name = s.fwmark ? `FWM  ${s.fwmark}` : `${s.protocol.padEnd(4)} ${hostPort(s.addr, s.port)}`.slice(0, 33);
     let line = `${name} ${s.scheduler}`;
@@ -69,7 +79,9 @@ export function renderIpvsadmList(table: IpvsTable): string {
     out.push(line);
     for (const d of sortedDests(s)) {
       const dname = hostPort(d.addr, d.port).slice(0, d.addr.includes(':') ? undefined : 28);
-      out.push(`  -> ${dname.padEnd(28)} ${d.forward.padEnd(7)} ${String(d.weight).padEnd(6)} ${String(d.activeConns ?? 0).padEnd(10)} ${String(d.inactiveConns ?? 0).padEnd(10)}`);
+      out.push(
+        `  -> ${dname.padEnd(28)} ${d.forward.padEnd(7)} ${String(d.weight).padEnd(6)} ${String(d.activeConns ?? 0).padEnd(10)} ${String(d.inactiveConns ?? 0).padEnd(10)}`,
+      );
     }
   }
   return out.join('\n') + '\n';
@@ -83,7 +95,8 @@ export function renderIpvsadmRules(table: IpvsTable): string {
     if (s.persistent !== null) line += ` -p ${s.persistent}`;
     if (flagsText(s)) line += ` -b ${flagsText(s)}`;
     out.push(line);
-    for (const d of sortedDests(s)) out.push(`-a ${svc} -r ${hostPort(d.addr, d.port)} ${FWD_SWITCH[d.forward]} -w ${d.weight}`);
+    for (const d of sortedDests(s))
+      out.push(`-a ${svc} -r ${hostPort(d.addr, d.port)} ${FWD_SWITCH[d.forward]} -w ${d.weight}`);
   }
   return out.join('\n') + (out.length ? '\n' : '');
 }

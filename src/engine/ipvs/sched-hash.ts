@@ -49,7 +49,8 @@ export function dhBucket(req: ScheduleRequest): number {
 }
 
 export const shPicker: OrderedPicker = {
-  summary: 'sh (ip_vs_sh.c): a 256-bucket table filled round-robin by weight from the real-server list; the bucket is hash_32(source address [+ source port with sh-port], 8)',
+  summary:
+    'sh (ip_vs_sh.c): a 256-bucket table filled round-robin by weight from the real-server list; the bucket is hash_32(source address [+ source port with sh-port], 8)',
   tie: 'hash',
   pick(servers, req) {
     const table = shBuckets(servers);
@@ -58,12 +59,17 @@ export const shPicker: OrderedPicker = {
     const head = `sh: source ${formatAddr(req.client.src)}${port} hashes to bucket ${b}`;
     const i = table[b]!;
     if (i < 0) return { index: null, why: `${head}, which is empty: no real servers` };
-    if (servers[i]!.weight > 0) return { index: i, why: `${head}, which holds ${rsName(servers[i]!)} (list position ${i + 1})` };
+    if (servers[i]!.weight > 0)
+      return { index: i, why: `${head}, which holds ${rsName(servers[i]!)} (list position ${i + 1})` };
     if (req.service.schedFlags.includes('sh-fallback')) {
       for (let off = 0; off < TAB_SIZE; off++) {
         const j = table[(b + ((off + b) % TAB_SIZE)) % TAB_SIZE]!;
         if (j < 0) break;
-        if (servers[j]!.weight > 0) return { index: j, why: `${head}, whose server has weight 0; sh-fallback moves on to ${rsName(servers[j]!)}` };
+        if (servers[j]!.weight > 0)
+          return {
+            index: j,
+            why: `${head}, whose server has weight 0; sh-fallback moves on to ${rsName(servers[j]!)}`,
+          };
       }
     }
     return { index: null, why: `${head}, whose server ${rsName(servers[i]!)} has weight 0: no destination available` };
@@ -71,15 +77,19 @@ export const shPicker: OrderedPicker = {
 };
 
 export const dhPicker: OrderedPicker = {
-  summary: 'dh (ip_vs_dh.c): a 256-bucket table filled round-robin (one bucket per real server in list order); the bucket is hash_32(destination address, 8)',
+  summary:
+    'dh (ip_vs_dh.c): a 256-bucket table filled round-robin (one bucket per real server in list order); the bucket is hash_32(destination address, 8)',
   tie: 'hash',
   pick(servers, req) {
     const b = dhBucket(req);
     const i = dhBuckets(servers)[b]!;
     const head = `dh: destination ${formatAddr(req.client.dst)} hashes to bucket ${b}`;
     if (i < 0) return { index: null, why: `${head}, which is empty: no real servers` };
-    if (servers[i]!.weight <= 0) return { index: null, why: `${head}, whose server ${rsName(servers[i]!)} has weight 0: no destination available` };
+    if (servers[i]!.weight <= 0)
+      return {
+        index: null,
+        why: `${head}, whose server ${rsName(servers[i]!)} has weight 0: no destination available`,
+      };
     return { index: i, why: `${head}, which holds ${rsName(servers[i]!)} (list position ${i + 1})` };
   },
 };
-

@@ -19,7 +19,7 @@ type Load = (rs: IpvsRealServer) => number;
 
 /** wlc-shaped loop: first server with weight > 0, then strictly lower load/weight (cross-multiplied). */
 function weightedLeast(servers: readonly IpvsRealServer[], load: Load): number | null {
-  let least = servers.findIndex((s) => s.weight > 0);
+  let least = servers.findIndex(s => s.weight > 0);
   if (least < 0) return null;
   let loh = load(servers[least]!);
   for (let i = least + 1; i < servers.length; i++) {
@@ -33,18 +33,28 @@ function weightedLeast(servers: readonly IpvsRealServer[], load: Load): number |
   return least;
 }
 
-const sedLoad: Load = (rs) => (rs.activeConns ?? 0) + 1;
+const sedLoad: Load = rs => (rs.activeConns ?? 0) + 1;
 
-function explain(name: string, servers: readonly IpvsRealServer[], index: number | null, measure: (rs: IpvsRealServer) => string): { index: number | null; why: string } {
+function explain(
+  name: string,
+  servers: readonly IpvsRealServer[],
+  index: number | null,
+  measure: (rs: IpvsRealServer) => string,
+): { index: number | null; why: string } {
   if (index === null) return { index, why: `${name}: no real server with weight > 0: no destination available` };
-  return { index, why: `${name}: ${rsName(servers[index]!)} (${measure(servers[index]!)}) is the first in list order with the best value` };
+  return {
+    index,
+    why: `${name}: ${rsName(servers[index]!)} (${measure(servers[index]!)}) is the first in list order with the best value`,
+  };
 }
 
-const conns = (rs: IpvsRealServer) => `active ${rs.activeConns ?? 0}, inactive ${rs.inactiveConns ?? 0}, weight ${rs.weight}`;
+const conns = (rs: IpvsRealServer) =>
+  `active ${rs.activeConns ?? 0}, inactive ${rs.inactiveConns ?? 0}, weight ${rs.weight}`;
 
 export const leastPickers: Readonly<Record<string, OrderedPicker>> = {
   lc: {
-    summary: 'lc (ip_vs_lc.c): the real server with the least activeconns*256 + inactconns; weight 0 is skipped; ties go to the first in the list (strict <)',
+    summary:
+      'lc (ip_vs_lc.c): the real server with the least activeconns*256 + inactconns; weight 0 is skipped; ties go to the first in the list (strict <)',
     tie: 'first-of-ties',
     pick(servers) {
       let least: number | null = null;
@@ -56,14 +66,16 @@ export const leastPickers: Readonly<Record<string, OrderedPicker>> = {
     },
   },
   wlc: {
-    summary: 'wlc (ip_vs_wlc.c): the real server with the least (activeconns*256 + inactconns) / weight; ties go to the first in the list (strict >)',
+    summary:
+      'wlc (ip_vs_wlc.c): the real server with the least (activeconns*256 + inactconns) / weight; ties go to the first in the list (strict >)',
     tie: 'first-of-ties',
-    pick: (servers) => explain('wlc', servers, weightedLeast(servers, connOverhead), conns),
+    pick: servers => explain('wlc', servers, weightedLeast(servers, connOverhead), conns),
   },
   sed: {
-    summary: 'sed (ip_vs_sed.c): the real server with the least (activeconns + 1) / weight; ties go to the first in the list',
+    summary:
+      'sed (ip_vs_sed.c): the real server with the least (activeconns + 1) / weight; ties go to the first in the list',
     tie: 'first-of-ties',
-    pick: (servers) => explain('sed', servers, weightedLeast(servers, sedLoad), conns),
+    pick: servers => explain('sed', servers, weightedLeast(servers, sedLoad), conns),
   },
   nq: {
     summary: 'nq (ip_vs_nq.c): the first real server (weight > 0) with no active connection; otherwise as sed',
@@ -87,11 +99,12 @@ export const leastPickers: Readonly<Record<string, OrderedPicker>> = {
       servers.forEach((s, i) => {
         if (s.weight > (best === null ? 0 : servers[best]!.weight)) best = i;
       });
-      return explain('fo', servers, best, (rs) => `weight ${rs.weight}`);
+      return explain('fo', servers, best, rs => `weight ${rs.weight}`);
     },
   },
   ovf: {
-    summary: 'ovf (ip_vs_ovf.c): the highest-weight real server whose active connections do not exceed its weight; ties go to the first in the list',
+    summary:
+      'ovf (ip_vs_ovf.c): the highest-weight real server whose active connections do not exceed its weight; ties go to the first in the list',
     tie: 'first-of-ties',
     pick(servers) {
       let best: number | null = null;
@@ -109,6 +122,6 @@ export function localityPicker(name: 'lblc' | 'lblcr'): OrderedPicker {
   return {
     summary: `${name} (ip_vs_${name}.c): no cache entry for the destination address yet, so it picks as wlc does and caches the choice for later connections to that address`,
     tie: 'first-of-ties',
-    pick: (servers) => explain(name, servers, weightedLeast(servers, connOverhead), conns),
+    pick: servers => explain(name, servers, weightedLeast(servers, connOverhead), conns),
   };
 }

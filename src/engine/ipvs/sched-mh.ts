@@ -41,7 +41,10 @@ function setupOf(rs: IpvsRealServer): { offset: number; skip: number } {
   let s = setupCache.get(key);
   if (!s) {
     const addr = parseAddr(rs.addr) ?? ({ v: 4, n: 0 } as Addr);
-    s = { offset: mhHash(addr, rs.port, HASH1) % MH_TABLE_SIZE, skip: (mhHash(addr, rs.port, HASH2) % (MH_TABLE_SIZE - 1)) + 1 };
+    s = {
+      offset: mhHash(addr, rs.port, HASH1) % MH_TABLE_SIZE,
+      skip: (mhHash(addr, rs.port, HASH2) % (MH_TABLE_SIZE - 1)) + 1,
+    };
     if (setupCache.size > 10_000) setupCache.clear();
     setupCache.set(key, s);
   }
@@ -53,12 +56,12 @@ export function mhLookup(servers: readonly IpvsRealServer[]): Int32Array {
   const lookup = new Int32Array(MH_TABLE_SIZE).fill(-1);
   const g = servers.reduce((acc, s) => (s.weight > 0 ? (acc > 0 ? gcd(s.weight, acc) : s.weight) : acc), 0);
   if (g < 1) return lookup;
-  const mw = Math.floor(Math.max(...servers.map((s) => s.weight)) / g);
+  const mw = Math.floor(Math.max(...servers.map(s => s.weight)) / g);
   const rshift = Math.max(0, fls(mw) - MH_TAB_BITS);
-  const perm = servers.map((s) => setupOf(s).offset);
-  const skip = servers.map((s) => setupOf(s).skip);
-  const turns = servers.map((s) => (Math.floor(s.weight / g) >> rshift) || (s.weight !== 0 ? 1 : 0));
-  if (!turns.some((t) => t >= 1)) return lookup;
+  const perm = servers.map(s => setupOf(s).offset);
+  const skip = servers.map(s => setupOf(s).skip);
+  const turns = servers.map(s => Math.floor(s.weight / g) >> rshift || (s.weight !== 0 ? 1 : 0));
+  if (!turns.some(t => t >= 1)) return lookup;
   const taken = new Uint8Array(MH_TABLE_SIZE);
   let n = 0;
   let dt = 0;
@@ -107,10 +110,13 @@ export const mhPicker: OrderedPicker = {
         const roffset = (off + slot) % MH_TABLE_SIZE;
         const j = lookup[mhHash(req.client.src, port, HASH1, roffset) % MH_TABLE_SIZE]!;
         if (j < 0) break;
-        if (servers[j]!.weight > 0) return { index: j, why: `${head}, whose server has weight 0; mh-fallback moves on to ${rsName(servers[j]!)}` };
+        if (servers[j]!.weight > 0)
+          return {
+            index: j,
+            why: `${head}, whose server has weight 0; mh-fallback moves on to ${rsName(servers[j]!)}`,
+          };
       }
     }
     return { index: null, why: `${head}, whose server ${rsName(servers[i]!)} has weight 0: no destination available` };
   },
 };
-

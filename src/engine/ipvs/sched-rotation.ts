@@ -18,21 +18,28 @@ export interface RotationResult {
 }
 
 export function rotation(scheduler: 'rr' | 'wrr', servers: readonly IpvsRealServer[]): RotationResult {
-  const available = servers.filter((s) => s.weight > 0);
+  const available = servers.filter(s => s.weight > 0);
   const total = scheduler === 'rr' ? available.length : available.reduce((n, s) => n + s.weight, 0);
   const summary =
     scheduler === 'rr'
       ? `rr (ip_vs_rr.c): each new connection goes to the next real server with weight > 0 after the last one used; over a rotation each of the ${available.length} gets one connection`
-      : `wrr (ip_vs_wrr.c): passes over the real servers with a falling weight threshold; over a rotation each gets weight/gcd connections, ${available.map((s) => `${rsName(s)} ${s.weight}`).join(', ')} of ${total}`;
+      : `wrr (ip_vs_wrr.c): passes over the real servers with a falling weight threshold; over a rotation each gets weight/gcd connections, ${available.map(s => `${rsName(s)} ${s.weight}`).join(', ')} of ${total}`;
   const assumption =
     'where the rotation stands is kernel state the files do not show: assumed equally likely to be anywhere in it, so each real server is chosen with probability weight / total weight';
   if (available.length === 0) {
-    const why = servers.length === 0 ? `${scheduler}: the virtual service has no real servers` : `${scheduler}: no real server with weight > 0: no destination available`;
+    const why =
+      servers.length === 0
+        ? `${scheduler}: the virtual service has no real servers`
+        : `${scheduler}: no real server with weight > 0: no destination available`;
     return { summary, assumption, picks: [{ server: null, probability: rational(1n, 1n), why }] };
   }
-  const picks = available.map((s) => {
+  const picks = available.map(s => {
     const share = scheduler === 'rr' ? 1 : s.weight;
-    return { server: s, probability: rational(BigInt(share), BigInt(total)), why: `${scheduler}: ${rsName(s)} is ${share} of the ${total} slots of the rotation` };
+    return {
+      server: s,
+      probability: rational(BigInt(share), BigInt(total)),
+      why: `${scheduler}: ${rsName(s)} is ${share} of the ${total} slots of the rotation`,
+    };
   });
   return { summary, assumption, picks };
 }

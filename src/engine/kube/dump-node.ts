@@ -21,14 +21,16 @@ export interface DumpNode {
 
 export function dumpNode(set: ManifestSet, model: ClusterModel, dumpFile: string): DumpNode | null {
   const name = baseName(dumpFile);
-  const named = model.nodes.filter((n) => name.includes(n.name)).sort((a, b) => b.name.length - a.name.length)[0];
+  const named = model.nodes.filter(n => name.includes(n.name)).sort((a, b) => b.name.length - a.name.length)[0];
   const node = named ?? (model.nodes.length === 1 ? model.nodes[0]! : null);
   if (!node) return null;
-  const why = named ? `Node ${node.name}, whose name is in the dump's file name ${name}` : `Node ${node.name}, the cluster's only node`;
-  const obj = (set.objects.filter((o) => o.kind === 'Node') as NodeM[]).find((o) => o.name === node.name);
-  const prediction = model.predictions.find((p) => p.subject === `Node ${node.name}` && p.field === 'InternalIP');
+  const why = named
+    ? `Node ${node.name}, whose name is in the dump's file name ${name}`
+    : `Node ${node.name}, the cluster's only node`;
+  const obj = (set.objects.filter(o => o.kind === 'Node') as NodeM[]).find(o => o.name === node.name);
+  const prediction = model.predictions.find(p => p.subject === `Node ${node.name}` && p.field === 'InternalIP');
   const loc = obj?.loc ?? prediction?.loc ?? null;
   const from = loc ? `${loc.file}:${loc.range.start.line + 1}` : 'the manifests';
   const predicted = node.predicted ? ` (predicted: ${prediction?.reason ?? 'not in the manifests'})` : '';
-  return { node, inferred: node.ips.map((address) => ({ address, from, why: `${why}${predicted}` })) };
+  return { node, inferred: node.ips.map(address => ({ address, from, why: `${why}${predicted}` })) };
 }

@@ -65,7 +65,7 @@ export interface ManifestTraceOptions {
 export type ManifestTraceResult = { ok: true; value: ManifestTrace } | { ok: false; error: string };
 
 function podByIP(model: ClusterModel, ip: string): PodInfo | undefined {
-  return model.pods.find((p) => p.ip === ip && !p.hostNetwork);
+  return model.pods.find(p => p.ip === ip && !p.hostNetwork);
 }
 
 function isLoopbackText(ip: string): boolean {
@@ -74,7 +74,7 @@ function isLoopbackText(ip: string): boolean {
 }
 
 function nodeByIP(model: ClusterModel, ip: string): NodeInfo | undefined {
-  return model.nodes.find((n) => n.ips.includes(ip));
+  return model.nodes.find(n => n.ips.includes(ip));
 }
 
 /** The veth name packetlens gives a pod's host-side interface in traces. */
@@ -84,58 +84,112 @@ export function podIface(pod: PodInfo): string {
 
 /** The node as the engine models it: its addresses on eth0, a veth per local pod, other pod CIDRs via eth0. */
 export function nodeContext(model: ClusterModel, node: NodeInfo): NodeConfig {
-  const local = model.pods.filter((p) => p.nodeName === node.name && p.ip && !p.hostNetwork);
+  const local = model.pods.filter(p => p.nodeName === node.name && p.ip && !p.hostNetwork);
   return {
     uplink: 'eth0',
     addresses: [...node.ips],
-    interfaces: [{ name: 'eth0', addresses: node.ips.map((ip) => `${ip}/32`) }, ...local.map((p) => ({ name: podIface(p), addresses: [] as string[] }))],
-    routes: local.map((p) => ({ dst: `${p.ip}/32`, iface: podIface(p) })),
+    interfaces: [
+      { name: 'eth0', addresses: node.ips.map(ip => `${ip}/32`) },
+      ...local.map(p => ({ name: podIface(p), addresses: [] as string[] })),
+    ],
+    routes: local.map(p => ({ dst: `${p.ip}/32`, iface: podIface(p) })),
     // kube-proxy sets route_localnet=1 for localhost NodePorts.
     routeLocalnet: model.kubeProxy.localhostNodePorts,
   };
 }
 
-function receivingNode(model: ClusterModel, input: PacketInput, requested: string | null): { node: NodeInfo; hop: Hop } | { error: string } {
+function receivingNode(
+  model: ClusterModel,
+  input: PacketInput,
+  requested: string | null,
+): { node: NodeInfo; hop: Hop } | { error: string } {
   if (requested) {
-    const n = model.nodes.find((x) => x.name === requested);
-    return n ? { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: 'chosen with --node' } } : { error: `no node named ${requested} in these manifests (${model.nodes.map((x) => x.name).join(', ') || 'none'})` };
+    const n = model.nodes.find(x => x.name === requested);
+    return n
+      ? { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: 'chosen with --node' } }
+      : {
+          error: `no node named ${requested} in these manifests (${model.nodes.map(x => x.name).join(', ') || 'none'})`,
+        };
   }
   const src = input.src ?? null;
   if (src && isLoopbackText(src)) {
     // 127.0.0.1 / ::1 exist only inside a node: the client is a process on the node that receives it.
     const owner = nodeByIP(model, input.dst);
     const n = owner ?? (model.nodes.length === 1 ? model.nodes[0]! : null);
-    if (!n) return { error: `${src} is the node itself, but which node is not in the packet: give --node (${model.nodes.map((x) => x.name).join(', ') || 'no nodes'})` };
-    return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: `the source ${src} is the node's loopback: a process on ${n.name}${owner ? '' : ' (the only node)'}` } };
+    if (!n)
+      return {
+        error: `${src} is the node itself, but which node is not in the packet: give --node (${model.nodes.map(x => x.name).join(', ') || 'no nodes'})`,
+      };
+    return {
+      node: n,
+      hop: {
+        kind: 'node',
+        name: n.name,
+        address: n.ips[0] ?? null,
+        reason: `the source ${src} is the node's loopback: a process on ${n.name}${owner ? '' : ' (the only node)'}`,
+      },
+    };
   }
   const fromPod = src ? podByIP(model, src) : undefined;
   if (fromPod?.nodeName) {
-    const n = model.nodes.find((x) => x.name === fromPod.nodeName);
-    if (n) return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: `the client pod ${fromPod.namespace}/${fromPod.name} runs on ${n.name}` } };
+    const n = model.nodes.find(x => x.name === fromPod.nodeName);
+    if (n)
+      return {
+        node: n,
+        hop: {
+          kind: 'node',
+          name: n.name,
+          address: n.ips[0] ?? null,
+          reason: `the client pod ${fromPod.namespace}/${fromPod.name} runs on ${n.name}`,
+        },
+      };
   }
   const fromNode = src ? nodeByIP(model, src) : undefined;
-  if (fromNode) return { node: fromNode, hop: { kind: 'node', name: fromNode.name, address: src, reason: `the client is node ${fromNode.name} itself` } };
+  if (fromNode)
+    return {
+      node: fromNode,
+      hop: { kind: 'node', name: fromNode.name, address: src, reason: `the client is node ${fromNode.name} itself` },
+    };
   const owner = nodeByIP(model, input.dst);
-  if (owner) return { node: owner, hop: { kind: 'node', name: owner.name, address: input.dst, reason: `${input.dst} is ${owner.name}'s address` } };
+  if (owner)
+    return {
+      node: owner,
+      hop: { kind: 'node', name: owner.name, address: input.dst, reason: `${input.dst} is ${owner.name}'s address` },
+    };
   // One node: whatever reaches the cluster reaches it.
   const only = model.nodes.length === 1 ? model.nodes[0]! : null;
-  const onlyHop = (why: string) => ({ node: only!, hop: { kind: 'node' as const, name: only!.name, address: only!.ips[0] ?? null, reason: `${why}; ${only!.name} is the cluster's only node` } });
-  const lb = model.servicePorts.find((sp) => sp.lbIPs.includes(input.dst));
+  const onlyHop = (why: string) => ({
+    node: only!,
+    hop: {
+      kind: 'node' as const,
+      name: only!.name,
+      address: only!.ips[0] ?? null,
+      reason: `${why}; ${only!.name} is the cluster's only node`,
+    },
+  });
+  const lb = model.servicePorts.find(sp => sp.lbIPs.includes(input.dst));
   if (lb) {
     if (model.metallb.pools.length) {
       const a = l2Announcer(model, lb, input.dst);
       if (!a.node) return { error: `nothing receives ${input.dst}: ${a.reason}` };
-      const n = model.nodes.find((x) => x.name === a.node)!;
+      const n = model.nodes.find(x => x.name === a.node)!;
       return { node: n, hop: { kind: 'node', name: n.name, address: n.ips[0] ?? null, reason: a.reason } };
     }
     if (only) return onlyHop(`${input.dst} is ${lb.servicePortName}'s LoadBalancer address`);
-    return { error: `${input.dst} is ${lb.servicePortName}'s LoadBalancer address, but which node the external load balancer sends it to is not in these manifests: give --node` };
+    return {
+      error: `${input.dst} is ${lb.servicePortName}'s LoadBalancer address, but which node the external load balancer sends it to is not in these manifests: give --node`,
+    };
   }
-  const ext = model.servicePorts.find((sp) => sp.externalIPs.includes(input.dst));
+  const ext = model.servicePorts.find(sp => sp.externalIPs.includes(input.dst));
   if (ext && only) return onlyHop(`${input.dst} is an externalIP of ${ext.servicePortName}`);
-  if (ext) return { error: `${input.dst} is an externalIP of ${ext.servicePortName}; your network decides which node receives it: give --node` };
+  if (ext)
+    return {
+      error: `${input.dst} is an externalIP of ${ext.servicePortName}; your network decides which node receives it: give --node`,
+    };
   if (only) return onlyHop(`the client ${src ?? ''} is outside the cluster`.replace('  ', ' '));
-  return { error: `cannot tell which node receives a packet to ${input.dst} from ${src ?? 'this client'}: give --node` };
+  return {
+    error: `cannot tell which node receives a packet to ${input.dst} from ${src ?? 'this client'}: give --node`,
+  };
 }
 
 /** The node's kube-proxy output and the evaluator options that trace it, in the chosen mode. */
@@ -146,9 +200,12 @@ function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptio
     const rules = renderNodeSave(synthesizeIptables(model, { ...opts.synth, nodeName: node.name }));
     return { mode, rules, ipvsadm: null, ipsets: null, trace: { node: context } };
   }
-  const state = synthesizeIpvs(model, { nodeName: node.name, ...(opts.synth?.nodeIPs ? { nodeIPs: opts.synth.nodeIPs } : {}) });
+  const state = synthesizeIpvs(model, {
+    nodeName: node.name,
+    ...(opts.synth?.nodeIPs ? { nodeIPs: opts.synth.nodeIPs } : {}),
+  });
   // kube-ipvs0 carries the service addresses as /32 (/128) host addresses (netlink_linux.go EnsureAddressBind).
-  const ipvs0 = { name: 'kube-ipvs0', addresses: state.bound.map((a) => `${a}/${a.includes(':') ? 128 : 32}`) };
+  const ipvs0 = { name: 'kube-ipvs0', addresses: state.bound.map(a => `${a}/${a.includes(':') ? 128 : 32}`) };
   return {
     mode,
     rules: renderIpvsNodeSave(state),
@@ -156,7 +213,10 @@ function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptio
     ipsets: renderIpsetSave(state),
     trace: {
       node: { ...context, interfaces: [...(context.interfaces ?? []), ipvs0] },
-      ipsets: parseIpsetSave(renderIpsetSave(state, { protocolQualifiedPorts: true }), `${node.name} (synthesized ipsets)`),
+      ipsets: parseIpsetSave(
+        renderIpsetSave(state, { protocolQualifiedPorts: true }),
+        `${node.name} (synthesized ipsets)`,
+      ),
       interceptors: ipvsInterceptors(state.table, opts.ipvs),
     },
   };
@@ -170,7 +230,11 @@ function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptio
  */
 const setups = new WeakMap<ClusterModel, Map<string, { setup: ReturnType<typeof nodeSetup>; rs: Ruleset }>>();
 
-function cachedSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptions): { setup: ReturnType<typeof nodeSetup>; rs: Ruleset } {
+function cachedSetup(
+  model: ClusterModel,
+  node: NodeInfo,
+  opts: ManifestTraceOptions,
+): { setup: ReturnType<typeof nodeSetup>; rs: Ruleset } {
   let perModel = setups.get(model);
   if (!perModel) {
     perModel = new Map();
@@ -180,13 +244,20 @@ function cachedSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOpt
   let hit = perModel.get(key);
   if (!hit) {
     const setup = nodeSetup(model, node, opts);
-    hit = { setup, rs: parseIptables(setup.rules, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true }) };
+    hit = {
+      setup,
+      rs: parseIptables(setup.rules, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true }),
+    };
     perModel.set(key, hit);
   }
   return hit;
 }
 
-export function traceFromManifests(model: ClusterModel, input: PacketInput, opts: ManifestTraceOptions = {}): ManifestTraceResult {
+export function traceFromManifests(
+  model: ClusterModel,
+  input: PacketInput,
+  opts: ManifestTraceOptions = {},
+): ManifestTraceResult {
   const r = receivingNode(model, input, opts.node ?? null);
   if ('error' in r) return { ok: false, error: r.error };
   const node = r.node;
@@ -206,9 +277,19 @@ export function traceFromManifests(model: ClusterModel, input: PacketInput, opts
   const t = tracePacket(rs, packet, setup.trace);
   if (!t.ok) return { ok: false, error: t.error };
   const client: Hop = clientPod
-    ? { kind: 'client', name: `pod ${clientPod.namespace}/${clientPod.name}`, address: src, reason: `on ${clientPod.nodeName ?? 'an unknown node'}` }
+    ? {
+        kind: 'client',
+        name: `pod ${clientPod.namespace}/${clientPod.name}`,
+        address: src,
+        reason: `on ${clientPod.nodeName ?? 'an unknown node'}`,
+      }
     : clientNode
-      ? { kind: 'client', name: `node ${clientNode.name}`, address: src, reason: loopback ? 'a process on the node, over loopback' : 'a process on the node' }
+      ? {
+          kind: 'client',
+          name: `node ${clientNode.name}`,
+          address: src,
+          reason: loopback ? 'a process on the node, over loopback' : 'a process on the node',
+        }
       : { kind: 'client', name: 'outside client', address: src, reason: 'not a pod or node of these manifests' };
   const destinations = t.trace.outcomes.map((o, i) => {
     const dst = o.packet.dst;
@@ -217,16 +298,43 @@ export function traceFromManifests(model: ClusterModel, input: PacketInput, opts
     if (o.disposition === 'forwarded' || o.disposition === 'output' || o.disposition === 'local') {
       if (pod) {
         const remote = pod.nodeName && pod.nodeName !== node.name;
-        if (remote) hops.push({ kind: 'node', name: pod.nodeName!, address: model.nodes.find((n) => n.name === pod.nodeName)?.ips[0] ?? null, reason: `${pod.namespace}/${pod.name} runs on ${pod.nodeName}: routed to it over the node network` });
-        hops.push({ kind: 'pod', name: `${pod.namespace}/${pod.name}`, address: o.dnat ?? dst, reason: `${o.snat ? `source seen ${o.snat}${o.masquerade ? ' (masqueraded)' : ''}` : `source kept ${o.packet.src}`}` });
+        if (remote)
+          hops.push({
+            kind: 'node',
+            name: pod.nodeName!,
+            address: model.nodes.find(n => n.name === pod.nodeName)?.ips[0] ?? null,
+            reason: `${pod.namespace}/${pod.name} runs on ${pod.nodeName}: routed to it over the node network`,
+          });
+        hops.push({
+          kind: 'pod',
+          name: `${pod.namespace}/${pod.name}`,
+          address: o.dnat ?? dst,
+          reason: `${o.snat ? `source seen ${o.snat}${o.masquerade ? ' (masqueraded)' : ''}` : `source kept ${o.packet.src}`}`,
+        });
       } else if (o.disposition === 'local') {
         hops.push({ kind: 'node', name: node.name, address: dst, reason: 'delivered to a process on the node' });
       } else {
-        hops.push({ kind: 'external', name: dst, address: dst, reason: `leaves ${node.name} by ${o.packet.out ?? 'its uplink'}` });
+        hops.push({
+          kind: 'external',
+          name: dst,
+          address: dst,
+          reason: `leaves ${node.name} by ${o.packet.out ?? 'its uplink'}`,
+        });
       }
     }
     return { outcome: i, pod: pod ? `${pod.namespace}/${pod.name}` : null, node: pod?.nodeName ?? null, hops };
   });
-  return { ok: true, value: { node: node.name, trace: t.trace, hops: [client, r.hop], destinations, rules: rulesText, mode: setup.mode, ipvsadm: setup.ipvsadm, ipsets: setup.ipsets } };
+  return {
+    ok: true,
+    value: {
+      node: node.name,
+      trace: t.trace,
+      hops: [client, r.hop],
+      destinations,
+      rules: rulesText,
+      mode: setup.mode,
+      ipvsadm: setup.ipvsadm,
+      ipsets: setup.ipsets,
+    },
+  };
 }
-

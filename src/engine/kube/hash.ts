@@ -135,7 +135,10 @@ export function portProtoHash(servicePortName: string, protocol: string): string
   return base32Prefix(sha256(servicePortName + protocol), 16);
 }
 
-export function serviceChainNames(servicePortName: string, protocol: string): { svc: string; svl: string; ext: string; fw: string } {
+export function serviceChainNames(
+  servicePortName: string,
+  protocol: string,
+): { svc: string; svl: string; ext: string; fw: string } {
   const h = portProtoHash(servicePortName, protocol.toLowerCase());
   return { svc: `KUBE-SVC-${h}`, svl: `KUBE-SVL-${h}`, ext: `KUBE-EXT-${h}`, fw: `KUBE-FW-${h}` };
 }
@@ -147,5 +150,5 @@ export function endpointChainName(servicePortName: string, protocol: string, end
 
 /** sha256 as lowercase hex, for MetalLB's announcer election. */
 export function sha256Hex(text: string): string {
-  return [...sha256(text)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return [...sha256(text)].map(b => b.toString(16).padStart(2, '0')).join('');
 }

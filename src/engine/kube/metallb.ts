@@ -19,8 +19,8 @@ function poolOf(model: ClusterModel, ip: string) {
   const a = parseAddr(ip);
   if (!a) return null;
   return (
-    model.metallb.pools.find((p) =>
-      p.addresses.some((entry) => {
+    model.metallb.pools.find(p =>
+      p.addresses.some(entry => {
         const e = entry.trim();
         if (e.includes('-')) {
           const r = parseAddrRange(e);
@@ -41,20 +41,36 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
 export function l2Announcer(model: ClusterModel, sp: ServicePortInfo, ip: string): Announcement {
   const pool = poolOf(model, ip);
   if (!pool) return { node: null, candidates: [], reason: `${ip} is in no MetalLB IPAddressPool of these manifests` };
-  const ads = model.metallb.l2.filter((ad) => ad.ipAddressPools.length === 0 || ad.ipAddressPools.includes(pool.name));
-  if (ads.length === 0) return { node: null, candidates: [], reason: `no L2Advertisement advertises pool ${pool.name}` };
-  const matchesAd = (n: NodeInfo) => ads.some((ad) => ad.nodeSelectors.length === 0 || ad.nodeSelectors.some((sel) => Object.entries(sel).every(([k, v]) => n.labels[k] === v)));
-  let nodes = model.nodes.filter((n) => !n.excludedFromLB && matchesAd(n));
-  const excluded = model.nodes.filter((n) => n.excludedFromLB).map((n) => n.name);
+  const ads = model.metallb.l2.filter(ad => ad.ipAddressPools.length === 0 || ad.ipAddressPools.includes(pool.name));
+  if (ads.length === 0)
+    return { node: null, candidates: [], reason: `no L2Advertisement advertises pool ${pool.name}` };
+  const matchesAd = (n: NodeInfo) =>
+    ads.some(
+      ad =>
+        ad.nodeSelectors.length === 0 ||
+        ad.nodeSelectors.some(sel => Object.entries(sel).every(([k, v]) => n.labels[k] === v)),
+    );
+  let nodes = model.nodes.filter(n => !n.excludedFromLB && matchesAd(n));
+  const excluded = model.nodes.filter(n => n.excludedFromLB).map(n => n.name);
   // No active endpoint anywhere: no speaker announces the address.
-  if (!sp.endpoints.some((e) => e.ready)) return { node: null, candidates: [], reason: `${sp.servicePortName} has no ready endpoint, so no speaker announces ${ip}` };
+  if (!sp.endpoints.some(e => e.ready))
+    return {
+      node: null,
+      candidates: [],
+      reason: `${sp.servicePortName} has no ready endpoint, so no speaker announces ${ip}`,
+    };
   if (sp.service.externalTrafficPolicy === 'Local') {
-    const withEndpoints = new Set(sp.endpoints.filter((e) => e.ready && e.nodeName).map((e) => e.nodeName!));
-    nodes = nodes.filter((n) => withEndpoints.has(n.name));
+    const withEndpoints = new Set(sp.endpoints.filter(e => e.ready && e.nodeName).map(e => e.nodeName!));
+    nodes = nodes.filter(n => withEndpoints.has(n.name));
   }
   const ranked = [...nodes].sort((a, b) => compareBytes(sha256(`${a.name}#${ip}`), sha256(`${b.name}#${ip}`)));
-  if (ranked.length === 0) return { node: null, candidates: [], reason: `no eligible speaker for ${ip}${sp.service.externalTrafficPolicy === 'Local' ? ' (externalTrafficPolicy Local: only nodes with a ready endpoint)' : ''}` };
-  const names = ranked.map((n) => n.name);
+  if (ranked.length === 0)
+    return {
+      node: null,
+      candidates: [],
+      reason: `no eligible speaker for ${ip}${sp.service.externalTrafficPolicy === 'Local' ? ' (externalTrafficPolicy Local: only nodes with a ready endpoint)' : ''}`,
+    };
+  const names = ranked.map(n => n.name);
   return {
     node: names[0]!,
     candidates: names,

@@ -25,14 +25,53 @@ export interface RuleCriteria {
  * option can qualify another (`recent --rcheck --seconds`, `addrtype --dst-type --limit-iface-in`), so
  * the module's options together form one atom.
  */
-const PER_OPTION = new Set(['tcp', 'udp', 'sctp', 'icmp', 'icmp6', 'multiport', 'conntrack', 'state', 'mark', 'connmark', 'iprange', 'pkttype', 'length', 'ttl', 'hl', 'owner']);
+const PER_OPTION = new Set([
+  'tcp',
+  'udp',
+  'sctp',
+  'icmp',
+  'icmp6',
+  'multiport',
+  'conntrack',
+  'state',
+  'mark',
+  'connmark',
+  'iprange',
+  'pkttype',
+  'length',
+  'ttl',
+  'hl',
+  'owner',
+]);
 
 const HEADER: Record<string, string> = {
-  '-s': 's', '--source': 's', '--src': 's', '-d': 'd', '--destination': 'd', '--dst': 'd', '-p': 'p', '--protocol': 'p',
-  '-i': 'i', '--in-interface': 'i', '-o': 'o', '--out-interface': 'o',
+  '-s': 's',
+  '--source': 's',
+  '--src': 's',
+  '-d': 'd',
+  '--destination': 'd',
+  '--dst': 'd',
+  '-p': 'p',
+  '--protocol': 'p',
+  '-i': 'i',
+  '--in-interface': 'i',
+  '-o': 'o',
+  '--out-interface': 'o',
 };
 
-const IMPLICIT: Record<string, string> = { tcp: 'tcp', '6': 'tcp', udp: 'udp', '17': 'udp', sctp: 'sctp', '132': 'sctp', icmp: 'icmp', '1': 'icmp', icmpv6: 'icmp6', 'ipv6-icmp': 'icmp6', '58': 'icmp6' };
+const IMPLICIT: Record<string, string> = {
+  tcp: 'tcp',
+  '6': 'tcp',
+  udp: 'udp',
+  '17': 'udp',
+  sctp: 'sctp',
+  '132': 'sctp',
+  icmp: 'icmp',
+  '1': 'icmp',
+  icmpv6: 'icmp6',
+  'ipv6-icmp': 'icmp6',
+  '58': 'icmp6',
+};
 
 interface Slot {
   readonly name: string;
@@ -66,7 +105,12 @@ function normalizeAddress(value: string, family: 4 | 6): string {
 const tok = new TokenBuffer();
 
 /** The atoms of a rule's criteria; the target and its options are not criteria. */
-export function ruleCriteria(rule: Rule, target: TargetName | null, family: 4 | 6, targetTakesOptions: boolean): RuleCriteria {
+export function ruleCriteria(
+  rule: Rule,
+  target: TargetName | null,
+  family: 4 | 6,
+  targetTakesOptions: boolean,
+): RuleCriteria {
   tok.fillFrom(rule.raw, rule.specStart);
   const header = new Map<string, string>();
   const slots: Slot[] = [];

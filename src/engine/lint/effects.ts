@@ -10,7 +10,17 @@ import type { Table } from '../model.ts';
 import { STANDARD_TARGETS } from '../targets/registry.ts';
 import type { TargetName } from './refs.ts';
 
-const TERMINATING_EXTENSIONS = new Set(['REJECT', 'DNAT', 'SNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP', 'NFQUEUE', 'TPROXY', 'SYNPROXY']);
+const TERMINATING_EXTENSIONS = new Set([
+  'REJECT',
+  'DNAT',
+  'SNAT',
+  'MASQUERADE',
+  'REDIRECT',
+  'NETMAP',
+  'NFQUEUE',
+  'TPROXY',
+  'SYNPROXY',
+]);
 
 /** Targets that only observe the packet (log it, count it): they change nothing a later match reads. */
 const PASSIVE_TARGETS = new Set(['LOG', 'NFLOG', 'ULOG', 'TRACE', 'AUDIT', 'NFACCT']);
@@ -27,7 +37,21 @@ const VARYING_MODULES = new Set(['statistic', 'limit', 'hashlimit', 'connlimit',
  * interfaces, address types, the socket owner. Others (mark, connmark, conntrack, state, set, ttl, …)
  * read state that MARK, CONNMARK, CT/NOTRACK, SET or TTL rules (or a jumped-to chain) may change.
  */
-const FIXED_MODULES = new Set(['tcp', 'udp', 'sctp', 'icmp', 'icmp6', 'multiport', 'addrtype', 'iprange', 'physdev', 'pkttype', 'owner', 'rpfilter', 'comment']);
+const FIXED_MODULES = new Set([
+  'tcp',
+  'udp',
+  'sctp',
+  'icmp',
+  'icmp6',
+  'multiport',
+  'addrtype',
+  'iprange',
+  'physdev',
+  'pkttype',
+  'owner',
+  'rpfilter',
+  'comment',
+]);
 
 export type TargetEffectClass = 'terminates' | 'passive' | 'mutates' | 'none';
 

@@ -37,7 +37,11 @@ export function lintRuleset(rs: Ruleset, options: LintOptions = {}): LintDiagnos
 }
 
 /** The same findings, computed in steps of a few thousand chains (an editor runs them between other work). */
-export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep = 5000): Generator<void, LintDiagnostic[]> {
+export function* lintSteps(
+  rs: Ruleset,
+  options: LintOptions = {},
+  chainsPerStep = 5000,
+): Generator<void, LintDiagnostic[]> {
   const out: LintDiagnostic[] = [];
   let chains = 0;
   for (const table of rs.tables.values()) {
@@ -48,7 +52,9 @@ export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep
         out.push({
           code: 'unused-chain',
           severity: 'warning',
-          message: clipWords(`chain ${chain.name} is never jumped to: ${n === 0 ? 'it is empty and unused' : `its ${n} rule${n === 1 ? '' : 's'} never run`}`),
+          message: clipWords(
+            `chain ${chain.name} is never jumped to: ${n === 0 ? 'it is empty and unused' : `its ${n} rule${n === 1 ? '' : 's'} never run`}`,
+          ),
           range: chain.range,
           table: table.name,
           chain: chain.name,
@@ -64,7 +70,9 @@ export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep
         out.push({
           code: 'shadowed-rule',
           severity: 'warning',
-          message: clipWords(`rule ${rule.index} of ${table.name} ${chain.name} never matches: rule ${by.index} (line ${by.line + 1}) has the same criteria or fewer and takes every packet first`),
+          message: clipWords(
+            `rule ${rule.index} of ${table.name} ${chain.name} never matches: rule ${by.index} (line ${by.line + 1}) has the same criteria or fewer and takes every packet first`,
+          ),
           range: rule.range,
           table: table.name,
           chain: chain.name,
@@ -74,5 +82,7 @@ export function* lintSteps(rs: Ruleset, options: LintOptions = {}, chainsPerStep
       }
     }
   }
-  return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
+  return out.sort(
+    (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+  );
 }

@@ -79,7 +79,8 @@ export function shadowedRules(table: Table, chain: Chain, family: 4 | 6): Shadow
     // The last rule cannot shadow anything; without earlier candidates it cannot be shadowed either.
     if (!hasShadowers && (effect !== 'terminates' || r === rules.length - 1)) continue;
     // Words after a target extension are its options; after a verdict or a chain they are criteria.
-    const takesOptions = target !== null && target.kind === 'jump' && !STANDARD_TARGETS.has(target.name) && !table.chains.has(target.name);
+    const takesOptions =
+      target !== null && target.kind === 'jump' && !STANDARD_TARGETS.has(target.name) && !table.chains.has(target.name);
     const criteria: RuleCriteria = ruleCriteria(rule, target, family, takesOptions);
     if (hasShadowers) {
       const by = findShadower(criteria.atoms, [fixed, stateful]);

@@ -9,7 +9,20 @@ import { firstArg } from './util.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { EvalEnv } from '../eval/env.ts';
 
-const TYPES = ['UNSPEC', 'UNICAST', 'LOCAL', 'BROADCAST', 'ANYCAST', 'MULTICAST', 'BLACKHOLE', 'UNREACHABLE', 'PROHIBIT', 'THROW', 'NAT', 'XRESOLVE'];
+const TYPES = [
+  'UNSPEC',
+  'UNICAST',
+  'LOCAL',
+  'BROADCAST',
+  'ANYCAST',
+  'MULTICAST',
+  'BLACKHOLE',
+  'UNREACHABLE',
+  'PROHIBIT',
+  'THROW',
+  'NAT',
+  'XRESOLVE',
+];
 
 interface AddrtypeSpec {
   readonly src: { negated: boolean; types: string[] } | null;
@@ -32,13 +45,21 @@ export const addrtypeMatch = defineMatch<AddrtypeSpec>({
     { name: '--limit-iface-out', args: 0 },
   ],
   compile(opts, ctx) {
-    const spec: { src: AddrtypeSpec['src']; dst: AddrtypeSpec['dst']; limitIn: boolean; limitOut: boolean } = { src: null, dst: null, limitIn: false, limitOut: false };
+    const spec: { src: AddrtypeSpec['src']; dst: AddrtypeSpec['dst']; limitIn: boolean; limitOut: boolean } = {
+      src: null,
+      dst: null,
+      limitIn: false,
+      limitOut: false,
+    };
     for (const o of opts) {
       if (o.name === '--limit-iface-in') spec.limitIn = true;
       else if (o.name === '--limit-iface-out') spec.limitOut = true;
       else {
-        const types = firstArg(o, ctx).split(',').map((t) => t.toUpperCase());
-        for (const t of types) if (!TYPES.includes(t)) ctx.report(o, 'bad-argument', `'${t}' is not an address type (${TYPES.join(', ')})`);
+        const types = firstArg(o, ctx)
+          .split(',')
+          .map(t => t.toUpperCase());
+        for (const t of types)
+          if (!TYPES.includes(t)) ctx.report(o, 'bad-argument', `'${t}' is not an address type (${TYPES.join(', ')})`);
         spec[o.name === '--src-type' ? 'src' : 'dst'] = { negated: o.negated, types };
       }
     }
@@ -61,8 +82,12 @@ export const addrtypeMatch = defineMatch<AddrtypeSpec>({
     }
     return 'address type differs';
   },
-  describe: (spec) =>
-    [spec.src && `source address ${spec.src.negated ? 'not ' : ''}of type ${spec.src.types.join('/')}`, spec.dst && `destination address ${spec.dst.negated ? 'not ' : ''}of type ${spec.dst.types.join('/')}`]
+  describe: spec =>
+    [
+      spec.src && `source address ${spec.src.negated ? 'not ' : ''}of type ${spec.src.types.join('/')}`,
+      spec.dst && `destination address ${spec.dst.negated ? 'not ' : ''}of type ${spec.dst.types.join('/')}`,
+    ]
       .filter(Boolean)
-      .join(', ') + (spec.limitIn ? ' (on the incoming interface)' : spec.limitOut ? ' (on the outgoing interface)' : ''),
+      .join(', ') +
+    (spec.limitIn ? ' (on the incoming interface)' : spec.limitOut ? ' (on the outgoing interface)' : ''),
 });

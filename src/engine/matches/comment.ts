@@ -4,8 +4,8 @@ import { defineMatch } from './types.ts';
 export const commentMatch = defineMatch<{ text: string }>({
   name: 'comment',
   options: [{ name: '--comment', args: 1 }],
-  compile: (opts) => ({ text: opts.find((o) => o.name === '--comment')?.args[0] ?? '' }),
+  compile: opts => ({ text: opts.find(o => o.name === '--comment')?.args[0] ?? '' }),
   test: () => true,
   why: () => 'never fails',
-  describe: (spec) => `comment "${spec.text}"`,
+  describe: spec => `comment "${spec.text}"`,
 });

@@ -16,8 +16,16 @@ const STATUSES = ['NONE', 'EXPECTED', 'SEEN_REPLY', 'ASSURED', 'CONFIRMED'] as c
 export function packetStates(pkt: PacketState): Set<string> {
   const s = new Set<string>([pkt.ct.state]);
   if (pkt.ct.state !== 'INVALID' && pkt.ct.state !== 'UNTRACKED') {
-    if (pkt.ct.dnat && !(addrEquals(pkt.ct.dnat.addr, pkt.ct.origDst) && (pkt.ct.dnat.port ?? pkt.ct.origDport) === pkt.ct.origDport)) s.add('DNAT');
-    if (pkt.ct.snat && !(addrEquals(pkt.ct.snat.addr, pkt.ct.origSrc) && (pkt.ct.snat.port ?? pkt.ct.origSport) === pkt.ct.origSport)) s.add('SNAT');
+    if (
+      pkt.ct.dnat &&
+      !(addrEquals(pkt.ct.dnat.addr, pkt.ct.origDst) && (pkt.ct.dnat.port ?? pkt.ct.origDport) === pkt.ct.origDport)
+    )
+      s.add('DNAT');
+    if (
+      pkt.ct.snat &&
+      !(addrEquals(pkt.ct.snat.addr, pkt.ct.origSrc) && (pkt.ct.snat.port ?? pkt.ct.origSport) === pkt.ct.origSport)
+    )
+      s.add('SNAT');
   }
   return s;
 }
@@ -37,7 +45,12 @@ type Check =
   | { kind: 'status'; negated: boolean; statuses: string[] }
   | { kind: 'proto'; negated: boolean; proto: number }
   | { kind: 'addr'; negated: boolean; which: 'origsrc' | 'origdst' | 'replsrc' | 'repldst'; net: Net }
-  | { kind: 'port'; negated: boolean; which: 'origsrcport' | 'origdstport' | 'replsrcport' | 'repldstport'; range: PortRange }
+  | {
+      kind: 'port';
+      negated: boolean;
+      which: 'origsrcport' | 'origdstport' | 'replsrcport' | 'repldstport';
+      range: PortRange;
+    }
   | { kind: 'dir'; dir: 'ORIGINAL' | 'REPLY' }
   | { kind: 'expire'; text: string };
 
@@ -57,23 +70,37 @@ function evalCheck(c: Check, pkt: PacketState): boolean | 'unknown' {
   switch (c.kind) {
     case 'state': {
       const have = packetStates(pkt);
-      return c.states.some((s) => have.has(s)) !== c.negated;
+      return c.states.some(s => have.has(s)) !== c.negated;
     }
     case 'status': {
       if (noCt) return c.negated;
-      const hit = c.statuses.some((s) => (s === 'NONE' ? pkt.ct.status.size === 0 : pkt.ct.status.has(s)));
+      const hit = c.statuses.some(s => (s === 'NONE' ? pkt.ct.status.size === 0 : pkt.ct.status.has(s)));
       return hit !== c.negated;
     }
     case 'proto':
       return (!noCt && pkt.proto === c.proto) !== c.negated;
     case 'addr': {
       if (noCt) return c.negated;
-      const a = c.which === 'origsrc' ? pkt.ct.origSrc : c.which === 'origdst' ? pkt.ct.origDst : c.which === 'replsrc' ? replySrc(pkt).addr : replyDst(pkt).addr;
+      const a =
+        c.which === 'origsrc'
+          ? pkt.ct.origSrc
+          : c.which === 'origdst'
+            ? pkt.ct.origDst
+            : c.which === 'replsrc'
+              ? replySrc(pkt).addr
+              : replyDst(pkt).addr;
       return netContains(c.net, a) !== c.negated;
     }
     case 'port': {
       if (noCt) return c.negated;
-      const p = c.which === 'origsrcport' ? pkt.ct.origSport : c.which === 'origdstport' ? pkt.ct.origDport : c.which === 'replsrcport' ? replySrc(pkt).port : replyDst(pkt).port;
+      const p =
+        c.which === 'origsrcport'
+          ? pkt.ct.origSport
+          : c.which === 'origdstport'
+            ? pkt.ct.origDport
+            : c.which === 'replsrcport'
+              ? replySrc(pkt).port
+              : replyDst(pkt).port;
       return (p !== null && inPortRange(c.range, p)) !== c.negated;
     }
     case 'dir':
@@ -86,25 +113,55 @@ function evalCheck(c: Check, pkt: PacketState): boolean | 'unknown' {
 
 function describeCheck(c: Check): string {
   switch (c.kind) {
-    case 'state': return `--ctstate ${c.states.join(',')}`;
-    case 'status': return `--ctstatus ${c.statuses.join(',')}`;
-    case 'proto': return `--ctproto ${protoName(c.proto)}`;
-    case 'addr': return `--ct${c.which} ${formatNet(c.net)}`;
-    case 'port': return `--ct${c.which} ${formatPortRange(c.range)}`;
-    case 'dir': return `--ctdir ${c.dir}`;
-    case 'expire': return `--ctexpire ${c.text}`;
+    case 'state':
+      return `--ctstate ${c.states.join(',')}`;
+    case 'status':
+      return `--ctstatus ${c.statuses.join(',')}`;
+    case 'proto':
+      return `--ctproto ${protoName(c.proto)}`;
+    case 'addr':
+      return `--ct${c.which} ${formatNet(c.net)}`;
+    case 'port':
+      return `--ct${c.which} ${formatPortRange(c.range)}`;
+    case 'dir':
+      return `--ctdir ${c.dir}`;
+    case 'expire':
+      return `--ctexpire ${c.text}`;
   }
 }
 
 function actual(c: Check, pkt: PacketState): string {
   switch (c.kind) {
-    case 'state': return [...packetStates(pkt)].join(',');
-    case 'status': return [...pkt.ct.status].join(',') || 'NONE';
-    case 'proto': return protoName(pkt.proto);
-    case 'addr': return formatAddr(c.which === 'origsrc' ? pkt.ct.origSrc : c.which === 'origdst' ? pkt.ct.origDst : c.which === 'replsrc' ? replySrc(pkt).addr : replyDst(pkt).addr);
-    case 'port': return String(c.which === 'origsrcport' ? pkt.ct.origSport : c.which === 'origdstport' ? pkt.ct.origDport : c.which === 'replsrcport' ? replySrc(pkt).port : replyDst(pkt).port);
-    case 'dir': return 'ORIGINAL';
-    case 'expire': return '?';
+    case 'state':
+      return [...packetStates(pkt)].join(',');
+    case 'status':
+      return [...pkt.ct.status].join(',') || 'NONE';
+    case 'proto':
+      return protoName(pkt.proto);
+    case 'addr':
+      return formatAddr(
+        c.which === 'origsrc'
+          ? pkt.ct.origSrc
+          : c.which === 'origdst'
+            ? pkt.ct.origDst
+            : c.which === 'replsrc'
+              ? replySrc(pkt).addr
+              : replyDst(pkt).addr,
+      );
+    case 'port':
+      return String(
+        c.which === 'origsrcport'
+          ? pkt.ct.origSport
+          : c.which === 'origdstport'
+            ? pkt.ct.origDport
+            : c.which === 'replsrcport'
+              ? replySrc(pkt).port
+              : replyDst(pkt).port,
+      );
+    case 'dir':
+      return 'ORIGINAL';
+    case 'expire':
+      return '?';
   }
 }
 
@@ -112,8 +169,10 @@ function compileChecks(opts: readonly ParsedOption[], ctx: CompileContext): Chec
   const checks: Check[] = [];
   for (const o of opts) {
     const n = o.name.replace(/^--/, '');
-    if (n === 'ctstate' || n === 'state') checks.push({ kind: 'state', negated: o.negated, states: parseList(o, ctx, STATES) });
-    else if (n === 'ctstatus') checks.push({ kind: 'status', negated: o.negated, statuses: parseList(o, ctx, STATUSES) });
+    if (n === 'ctstate' || n === 'state')
+      checks.push({ kind: 'state', negated: o.negated, states: parseList(o, ctx, STATES) });
+    else if (n === 'ctstatus')
+      checks.push({ kind: 'status', negated: o.negated, statuses: parseList(o, ctx, STATUSES) });
     else if (n === 'ctproto') {
       const p = protoNumber(firstArg(o, ctx));
       if (p === null) ctx.report(o, 'bad-argument', `'${o.args[0]}' is not a protocol`);
@@ -163,15 +222,16 @@ export const conntrackMatch = defineMatch<CtSpec>({
     { name: '--ctstate', args: 1, negatable: true },
     { name: '--ctstatus', args: 1, negatable: true },
     { name: '--ctproto', args: 1, negatable: true },
-    ...ADDR_OPTS.map((name) => ({ name, args: 1, negatable: true })),
-    ...PORT_OPTS.map((name) => ({ name, args: 1, negatable: true })),
+    ...ADDR_OPTS.map(name => ({ name, args: 1, negatable: true })),
+    ...PORT_OPTS.map(name => ({ name, args: 1, negatable: true })),
     { name: '--ctdir', args: 1 },
     { name: '--ctexpire', args: 1, negatable: true },
   ],
   compile: (opts, ctx) => ({ checks: compileChecks(opts, ctx) }),
   test: testChecks,
   why: whyChecks,
-  describe: (spec) => `connection ${spec.checks.map((c) => `${'negated' in c && c.negated ? 'not ' : ''}${describeCheck(c).replace(/^--ct/, '')}`).join(', ')}`,
+  describe: spec =>
+    `connection ${spec.checks.map(c => `${'negated' in c && c.negated ? 'not ' : ''}${describeCheck(c).replace(/^--ct/, '')}`).join(', ')}`,
 });
 
 export const stateMatch = defineMatch<CtSpec>({
@@ -180,5 +240,5 @@ export const stateMatch = defineMatch<CtSpec>({
   compile: (opts, ctx) => ({ checks: compileChecks(opts, ctx) }),
   test: testChecks,
   why: whyChecks,
-  describe: (spec) => `connection state ${spec.checks.map((c) => describeCheck(c).replace('--ctstate ', '')).join(', ')}`,
+  describe: spec => `connection state ${spec.checks.map(c => describeCheck(c).replace('--ctstate ', '')).join(', ')}`,
 });

@@ -21,10 +21,18 @@ export const iprangeMatch = defineMatch<{ src: R; dst: R }>({
     }
     return spec;
   },
-  test: (s, pkt) => !((s.src && inRange(s.src, pkt.src) === s.src.negated) || (s.dst && inRange(s.dst, pkt.dst) === s.dst.negated)),
+  test: (s, pkt) =>
+    !((s.src && inRange(s.src, pkt.src) === s.src.negated) || (s.dst && inRange(s.dst, pkt.dst) === s.dst.negated)),
   why(s, pkt) {
-    if (s.src && inRange(s.src, pkt.src) === s.src.negated) return `${s.src.negated ? '! ' : ''}--src-range ${s.src.text} ${s.src.negated ? '∋' : '∌'} ${formatAddr(pkt.src)}`;
+    if (s.src && inRange(s.src, pkt.src) === s.src.negated)
+      return `${s.src.negated ? '! ' : ''}--src-range ${s.src.text} ${s.src.negated ? '∋' : '∌'} ${formatAddr(pkt.src)}`;
     return `${s.dst!.negated ? '! ' : ''}--dst-range ${s.dst!.text} ${s.dst!.negated ? '∋' : '∌'} ${formatAddr(pkt.dst)}`;
   },
-  describe: (s) => [s.src && `source ${s.src.negated ? 'outside' : 'in'} ${s.src.text}`, s.dst && `destination ${s.dst.negated ? 'outside' : 'in'} ${s.dst.text}`].filter(Boolean).join(', '),
+  describe: s =>
+    [
+      s.src && `source ${s.src.negated ? 'outside' : 'in'} ${s.src.text}`,
+      s.dst && `destination ${s.dst.negated ? 'outside' : 'in'} ${s.dst.text}`,
+    ]
+      .filter(Boolean)
+      .join(', '),
 });

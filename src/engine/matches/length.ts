@@ -6,7 +6,7 @@ export const lengthMatch = defineMatch<{ negated: boolean; range: PortRange }>({
   name: 'length',
   options: [{ name: '--length', args: 1, negatable: true }],
   compile(opts, ctx) {
-    const o = opts.find((x) => x.name === '--length');
+    const o = opts.find(x => x.name === '--length');
     const text = o ? firstArg(o, ctx) : '';
     const range = parsePortRange(text);
     if (!range) ctx.report(o ?? null, 'bad-argument', `--length takes a length or range a:b, not '${text}'`);
@@ -16,6 +16,7 @@ export const lengthMatch = defineMatch<{ negated: boolean; range: PortRange }>({
     if (pkt.length === null) return unknown('the packet length is not given');
     return inPortRange(s.range, pkt.length) !== s.negated;
   },
-  why: (s, pkt) => `${s.negated ? '! ' : ''}--length ${formatPortRange(s.range)} ${s.negated ? '∋' : '∌'} ${pkt.length}`,
-  describe: (s) => `packet length ${s.negated ? 'not ' : ''}${formatPortRange(s.range)}`,
+  why: (s, pkt) =>
+    `${s.negated ? '! ' : ''}--length ${formatPortRange(s.range)} ${s.negated ? '∋' : '∌'} ${pkt.length}`,
+  describe: s => `packet length ${s.negated ? 'not ' : ''}${formatPortRange(s.range)}`,
 });

@@ -19,7 +19,7 @@ function make(name: 'mark' | 'connmark', read: (p: PacketState) => number, label
     name,
     options: [{ name: '--mark', args: 1, negatable: true }],
     compile(opts, ctx) {
-      const o = opts.find((x) => x.name === '--mark');
+      const o = opts.find(x => x.name === '--mark');
       if (!o) {
         ctx.report(null, 'missing-argument', `${name} needs --mark value[/mask]`);
         return { negated: false, value: 0, mask: 0 };
@@ -32,11 +32,14 @@ function make(name: 'mark' | 'connmark', read: (p: PacketState) => number, label
       }
       return { negated: o.negated, value: v.value, mask: v.mask };
     },
-    test: (s, pkt) => !noCt(pkt) && (((read(pkt) & s.mask) >>> 0) === s.value) !== s.negated,
-    why: (s, pkt) => (noCt(pkt) ? `the packet has no conntrack entry (${pkt.ct.state}), so connmark never matches` : `${not(s.negated)}--mark ${formatMarkMask(s)} ${s.negated ? '=' : '≠'} ${hex(read(pkt))}`),
-    describe: (s) => `${label} ${s.negated ? 'without' : 'with'} bits ${formatMarkMask(s)}`,
+    test: (s, pkt) => !noCt(pkt) && ((read(pkt) & s.mask) >>> 0 === s.value) !== s.negated,
+    why: (s, pkt) =>
+      noCt(pkt)
+        ? `the packet has no conntrack entry (${pkt.ct.state}), so connmark never matches`
+        : `${not(s.negated)}--mark ${formatMarkMask(s)} ${s.negated ? '=' : '≠'} ${hex(read(pkt))}`,
+    describe: s => `${label} ${s.negated ? 'without' : 'with'} bits ${formatMarkMask(s)}`,
   });
 }
 
-export const markMatch = make('mark', (p) => p.mark, 'packet mark');
-export const connmarkMatch = make('connmark', (p) => p.ct.mark, 'connection mark');
+export const markMatch = make('mark', p => p.mark, 'packet mark');
+export const connmarkMatch = make('connmark', p => p.ct.mark, 'connection mark');

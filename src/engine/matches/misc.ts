@@ -8,10 +8,10 @@ import { defineMatch, unknown } from './types.ts';
 export const nfacctMatch = defineMatch<{ name: string }>({
   name: 'nfacct',
   options: [{ name: '--nfacct-name', args: 1 }],
-  compile: (opts) => ({ name: opts[0]?.args[0] ?? '' }),
+  compile: opts => ({ name: opts[0]?.args[0] ?? '' }),
   test: () => true,
   why: () => 'never fails',
-  describe: (s) => `count in accounting object ${s.name}`,
+  describe: s => `count in accounting object ${s.name}`,
 });
 
 export const socketMatch = defineMatch<{ text: string }>({
@@ -21,10 +21,10 @@ export const socketMatch = defineMatch<{ text: string }>({
     { name: '--nowildcard', args: 0 },
     { name: '--restore-skmark', args: 0 },
   ],
-  compile: (opts) => ({ text: opts.map((o) => o.name).join(' ') }),
-  test: () => unknown('whether a local socket matches the packet depends on the node\'s live sockets'),
+  compile: opts => ({ text: opts.map(o => o.name).join(' ') }),
+  test: () => unknown("whether a local socket matches the packet depends on the node's live sockets"),
   why: () => 'no matching local socket',
-  describe: (s) => `a local socket exists for the packet ${s.text}`.trim(),
+  describe: s => `a local socket exists for the packet ${s.text}`.trim(),
 });
 
 export const policyMatch = defineMatch<{ pol: string; dir: string }>({
@@ -41,17 +41,20 @@ export const policyMatch = defineMatch<{ pol: string; dir: string }>({
     { name: '--tunnel-dst', args: 1, negatable: true },
     { name: '--next', args: 0 },
   ],
-  compile: (opts) => ({ pol: opts.find((o) => o.name === '--pol')?.args[0] ?? 'none', dir: opts.find((o) => o.name === '--dir')?.args[0] ?? 'in' }),
-  test: (s) => ({ kind: 'assume', value: s.pol === 'none', note: 'assumed the packet was not IPsec-processed' }),
-  why: (s) => `--pol ${s.pol}: the packet was not IPsec-processed`,
-  describe: (s) => `IPsec policy ${s.pol} (${s.dir})`,
+  compile: opts => ({
+    pol: opts.find(o => o.name === '--pol')?.args[0] ?? 'none',
+    dir: opts.find(o => o.name === '--dir')?.args[0] ?? 'in',
+  }),
+  test: s => ({ kind: 'assume', value: s.pol === 'none', note: 'assumed the packet was not IPsec-processed' }),
+  why: s => `--pol ${s.pol}: the packet was not IPsec-processed`,
+  describe: s => `IPsec policy ${s.pol} (${s.dir})`,
 });
 
 export const helperMatch = defineMatch<{ negated: boolean; name: string }>({
   name: 'helper',
   options: [{ name: '--helper', args: 1, negatable: true }],
-  compile: (opts) => ({ negated: opts[0]?.negated ?? false, name: opts[0]?.args[0] ?? '' }),
-  test: (s) => s.negated,
-  why: (s) => `no conntrack helper ${s.name} is attached`,
-  describe: (s) => `${s.negated ? 'not ' : ''}handled by conntrack helper ${s.name}`,
+  compile: opts => ({ negated: opts[0]?.negated ?? false, name: opts[0]?.args[0] ?? '' }),
+  test: s => s.negated,
+  why: s => `no conntrack helper ${s.name} is attached`,
+  describe: s => `${s.negated ? 'not ' : ''}handled by conntrack helper ${s.name}`,
 });

@@ -13,7 +13,11 @@ interface MultiportSpec {
 }
 
 const NAMES: Record<string, MultiportSpec['which']> = {
-  '--sports': 'src', '--source-ports': 'src', '--dports': 'dst', '--destination-ports': 'dst', '--ports': 'either',
+  '--sports': 'src',
+  '--source-ports': 'src',
+  '--dports': 'dst',
+  '--destination-ports': 'dst',
+  '--ports': 'either',
 };
 
 export const multiportMatch = defineMatch<MultiportSpec>({
@@ -24,7 +28,7 @@ export const multiportMatch = defineMatch<MultiportSpec>({
     { name: '--ports', args: 1, negatable: true },
   ],
   compile(opts, ctx) {
-    const o = opts.find((x) => NAMES[x.name] !== undefined);
+    const o = opts.find(x => NAMES[x.name] !== undefined);
     if (!o) {
       ctx.report(null, 'missing-argument', 'multiport needs --sports, --dports or --ports');
       return { which: 'dst', negated: false, ranges: [] };
@@ -35,13 +39,15 @@ export const multiportMatch = defineMatch<MultiportSpec>({
       if (!r) ctx.report(o, 'bad-port', `'${item}' is not a port or port range`);
       else ranges.push(r);
     }
-    if (ranges.length > 15) ctx.report(o, 'bad-argument', `multiport takes at most 15 ports (ranges count double), not ${ranges.length}`);
+    if (ranges.length > 15)
+      ctx.report(o, 'bad-argument', `multiport takes at most 15 ports (ranges count double), not ${ranges.length}`);
     return { which: NAMES[o.name]!, negated: o.negated, ranges };
   },
   test(spec, pkt) {
     if (!hasPorts(pkt.proto)) return false;
-    const hit = (p: number | null) => p !== null && spec.ranges.some((r) => inPortRange(r, p));
-    const any = spec.which === 'src' ? hit(pkt.sport) : spec.which === 'dst' ? hit(pkt.dport) : hit(pkt.sport) || hit(pkt.dport);
+    const hit = (p: number | null) => p !== null && spec.ranges.some(r => inPortRange(r, p));
+    const any =
+      spec.which === 'src' ? hit(pkt.sport) : spec.which === 'dst' ? hit(pkt.dport) : hit(pkt.sport) || hit(pkt.dport);
     return any !== spec.negated;
   },
   why(spec, pkt) {
@@ -51,5 +57,6 @@ export const multiportMatch = defineMatch<MultiportSpec>({
     const opt = spec.which === 'src' ? '--sports' : spec.which === 'dst' ? '--dports' : '--ports';
     return `${not(spec.negated)}${opt} ${list} ${spec.negated ? '∋' : '∌'} ${port}`;
   },
-  describe: (spec) => `${spec.which === 'src' ? 'source' : spec.which === 'dst' ? 'destination' : 'source or destination'} port ${spec.negated ? 'not ' : ''}in ${spec.ranges.map(formatPortRange).join(', ')}`,
+  describe: spec =>
+    `${spec.which === 'src' ? 'source' : spec.which === 'dst' ? 'destination' : 'source or destination'} port ${spec.negated ? 'not ' : ''}in ${spec.ranges.map(formatPortRange).join(', ')}`,
 });

@@ -20,16 +20,21 @@ interface PhysSpec {
 
 function firstFailure(s: PhysSpec, pkt: PacketState): string | null {
   const bridged = pkt.physIn !== null || pkt.physOut !== null;
-  if (s.isBridged && bridged === s.isBridged.negated) return `${s.isBridged.negated ? '! ' : ''}--physdev-is-bridged: the packet was ${bridged ? '' : 'not '}bridged`;
-  if (s.isIn && (pkt.physIn !== null) === s.isIn.negated) return `${s.isIn.negated ? '! ' : ''}--physdev-is-in: ${pkt.physIn ?? 'no bridge port'}`;
-  if (s.isOut && (pkt.physOut !== null) === s.isOut.negated) return `${s.isOut.negated ? '! ' : ''}--physdev-is-out: ${pkt.physOut ?? 'no bridge port'}`;
+  if (s.isBridged && bridged === s.isBridged.negated)
+    return `${s.isBridged.negated ? '! ' : ''}--physdev-is-bridged: the packet was ${bridged ? '' : 'not '}bridged`;
+  if (s.isIn && (pkt.physIn !== null) === s.isIn.negated)
+    return `${s.isIn.negated ? '! ' : ''}--physdev-is-in: ${pkt.physIn ?? 'no bridge port'}`;
+  if (s.isOut && (pkt.physOut !== null) === s.isOut.negated)
+    return `${s.isOut.negated ? '! ' : ''}--physdev-is-out: ${pkt.physOut ?? 'no bridge port'}`;
   if (s.in) {
     const hit = pkt.physIn !== null && ifaceMatches(s.in.name, pkt.physIn);
-    if (hit === s.in.negated && !(pkt.physIn === null && s.in.negated)) return `${s.in.negated ? '! ' : ''}--physdev-in ${s.in.name} ≠ ${pkt.physIn ?? 'none'}`;
+    if (hit === s.in.negated && !(pkt.physIn === null && s.in.negated))
+      return `${s.in.negated ? '! ' : ''}--physdev-in ${s.in.name} ≠ ${pkt.physIn ?? 'none'}`;
   }
   if (s.out) {
     const hit = pkt.physOut !== null && ifaceMatches(s.out.name, pkt.physOut);
-    if (hit === s.out.negated && !(pkt.physOut === null && s.out.negated)) return `${s.out.negated ? '! ' : ''}--physdev-out ${s.out.name} ≠ ${pkt.physOut ?? 'none'}`;
+    if (hit === s.out.negated && !(pkt.physOut === null && s.out.negated))
+      return `${s.out.negated ? '! ' : ''}--physdev-out ${s.out.name} ≠ ${pkt.physOut ?? 'none'}`;
   }
   return null;
 }
@@ -44,7 +49,7 @@ export const physdevMatch = defineMatch<PhysSpec>({
     { name: '--physdev-is-bridged', args: 0, negatable: true },
   ],
   compile(opts) {
-    const get = (n: string) => opts.find((o) => o.name === n);
+    const get = (n: string) => opts.find(o => o.name === n);
     const port = (n: string): Port => {
       const o = get(n);
       return o ? { negated: o.negated, name: o.args[0] ?? '' } : null;
@@ -53,12 +58,22 @@ export const physdevMatch = defineMatch<PhysSpec>({
       const o = get(n);
       return o ? { negated: o.negated } : null;
     };
-    return { in: port('--physdev-in'), out: port('--physdev-out'), isIn: flag('--physdev-is-in'), isOut: flag('--physdev-is-out'), isBridged: flag('--physdev-is-bridged') };
+    return {
+      in: port('--physdev-in'),
+      out: port('--physdev-out'),
+      isIn: flag('--physdev-is-in'),
+      isOut: flag('--physdev-is-out'),
+      isBridged: flag('--physdev-is-bridged'),
+    };
   },
   test: (s, pkt) => firstFailure(s, pkt) === null,
   why: (s, pkt) => firstFailure(s, pkt) ?? 'bridge ports differ',
-  describe: (s) =>
-    [s.in && `bridge port in ${s.in.negated ? 'not ' : ''}${s.in.name}`, s.out && `bridge port out ${s.out.negated ? 'not ' : ''}${s.out.name}`, s.isBridged && `${s.isBridged.negated ? 'not ' : ''}bridged`]
+  describe: s =>
+    [
+      s.in && `bridge port in ${s.in.negated ? 'not ' : ''}${s.in.name}`,
+      s.out && `bridge port out ${s.out.negated ? 'not ' : ''}${s.out.name}`,
+      s.isBridged && `${s.isBridged.negated ? 'not ' : ''}bridged`,
+    ]
       .filter(Boolean)
       .join(', ') || 'bridge port test',
 });

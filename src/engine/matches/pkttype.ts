@@ -16,12 +16,13 @@ export const pkttypeMatch = defineMatch<{ negated: boolean; type: string }>({
   name: 'pkttype',
   options: [{ name: '--pkt-type', args: 1, negatable: true }],
   compile(opts, ctx) {
-    const o = opts.find((x) => x.name === '--pkt-type');
+    const o = opts.find(x => x.name === '--pkt-type');
     const type = o ? firstArg(o, ctx).toLowerCase() : '';
-    if (!['unicast', 'broadcast', 'multicast', 'host'].includes(type)) ctx.report(o ?? null, 'bad-argument', `--pkt-type takes unicast, broadcast or multicast, not '${type}'`);
+    if (!['unicast', 'broadcast', 'multicast', 'host'].includes(type))
+      ctx.report(o ?? null, 'bad-argument', `--pkt-type takes unicast, broadcast or multicast, not '${type}'`);
     return { negated: o?.negated ?? false, type: type === 'host' ? 'unicast' : type };
   },
   test: (s, pkt, env) => (typeOf(pkt, env) === s.type) !== s.negated,
   why: (s, pkt, env) => `${s.negated ? '! ' : ''}--pkt-type ${s.type} ${s.negated ? '=' : '≠'} ${typeOf(pkt, env)}`,
-  describe: (s) => `${s.negated ? 'not ' : ''}${s.type} packets`,
+  describe: s => `${s.negated ? 'not ' : ''}${s.type} packets`,
 });

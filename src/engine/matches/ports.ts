@@ -57,7 +57,8 @@ export function whyPorts(spec: PortSpec, pkt: PacketState, protoNum: number): st
 export function describePorts(spec: PortSpec): string[] {
   const parts: string[] = [];
   if (spec.sport) parts.push(`source port ${spec.sport.negated ? 'not ' : ''}${formatPortRange(spec.sport.range)}`);
-  if (spec.dport) parts.push(`destination port ${spec.dport.negated ? 'not ' : ''}${formatPortRange(spec.dport.range)}`);
+  if (spec.dport)
+    parts.push(`destination port ${spec.dport.negated ? 'not ' : ''}${formatPortRange(spec.dport.range)}`);
   return parts;
 }
 

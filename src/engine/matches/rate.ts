@@ -11,10 +11,10 @@ export const limitMatch = defineMatch<{ text: string }>({
     { name: '--limit', args: 1 },
     { name: '--limit-burst', args: 1 },
   ],
-  compile: (opts) => ({ text: opts.map((o) => `${o.name} ${o.args.join(' ')}`).join(' ') }),
-  test: (s) => ({ kind: 'assume', value: true, note: `assumed within the rate limit (${s.text})` }),
+  compile: opts => ({ text: opts.map(o => `${o.name} ${o.args.join(' ')}`).join(' ') }),
+  test: s => ({ kind: 'assume', value: true, note: `assumed within the rate limit (${s.text})` }),
   why: () => 'rate limit exceeded',
-  describe: (s) => `while under the rate limit ${s.text}`,
+  describe: s => `while under the rate limit ${s.text}`,
 });
 
 export const hashlimitMatch = defineMatch<{ above: boolean; text: string }>({
@@ -34,10 +34,17 @@ export const hashlimitMatch = defineMatch<{ above: boolean; text: string }>({
     { name: '--hashlimit-rate-match', args: 0 },
     { name: '--hashlimit-rate-interval', args: 1 },
   ],
-  compile: (opts) => ({ above: opts.some((o) => o.name === '--hashlimit-above'), text: opts.map((o) => `${o.name} ${o.args.join(' ')}`).join(' ') }),
-  test: (s) => ({ kind: 'assume', value: !s.above, note: `assumed within the hashlimit (${s.text}), so it ${s.above ? 'does not match' : 'matches'}` }),
-  why: (s) => (s.above ? 'assumed under the --hashlimit-above rate' : 'hashlimit exceeded'),
-  describe: (s) => `hashlimit ${s.text}`,
+  compile: opts => ({
+    above: opts.some(o => o.name === '--hashlimit-above'),
+    text: opts.map(o => `${o.name} ${o.args.join(' ')}`).join(' '),
+  }),
+  test: s => ({
+    kind: 'assume',
+    value: !s.above,
+    note: `assumed within the hashlimit (${s.text}), so it ${s.above ? 'does not match' : 'matches'}`,
+  }),
+  why: s => (s.above ? 'assumed under the --hashlimit-above rate' : 'hashlimit exceeded'),
+  describe: s => `hashlimit ${s.text}`,
 });
 
 export const connlimitMatch = defineMatch<{ above: boolean; n: number; text: string }>({
@@ -50,14 +57,19 @@ export const connlimitMatch = defineMatch<{ above: boolean; n: number; text: str
     { name: '--connlimit-daddr', args: 0 },
   ],
   compile(opts, ctx) {
-    const o = opts.find((x) => x.name === '--connlimit-upto' || x.name === '--connlimit-above');
+    const o = opts.find(x => x.name === '--connlimit-upto' || x.name === '--connlimit-above');
     const n = Number(o?.args[0]);
-    if (!o || !Number.isInteger(n) || n < 0) ctx.report(o ?? null, 'bad-argument', 'connlimit needs --connlimit-upto N or --connlimit-above N');
+    if (!o || !Number.isInteger(n) || n < 0)
+      ctx.report(o ?? null, 'bad-argument', 'connlimit needs --connlimit-upto N or --connlimit-above N');
     const above = o?.name === '--connlimit-above' ? !o.negated : false;
-    return { above, n, text: opts.map((o2) => `${o2.name} ${o2.args.join(' ')}`).join(' ') };
+    return { above, n, text: opts.map(o2 => `${o2.name} ${o2.args.join(' ')}`).join(' ') };
   },
   // With no other connection from the client, the count is 1 (this one).
-  test: (s) => ({ kind: 'assume', value: s.above ? 1 > s.n : 1 <= s.n, note: `assumed this is the client's only connection (${s.text})` }),
-  why: (s) => `1 connection is ${s.above ? 'not above' : 'above'} ${s.n}`,
-  describe: (s) => `connection count ${s.above ? 'above' : 'up to'} ${s.n}`,
+  test: s => ({
+    kind: 'assume',
+    value: s.above ? 1 > s.n : 1 <= s.n,
+    note: `assumed this is the client's only connection (${s.text})`,
+  }),
+  why: s => `1 connection is ${s.above ? 'not above' : 'above'} ${s.n}`,
+  describe: s => `connection count ${s.above ? 'above' : 'up to'} ${s.n}`,
 });

@@ -40,26 +40,28 @@ export const recentMatch = defineMatch<RecentSpec>({
         negated = o.negated;
       }
     }
-    const hit = opts.find((o) => o.name === '--hitcount')?.args[0];
-    const sec = opts.find((o) => o.name === '--seconds')?.args[0];
+    const hit = opts.find(o => o.name === '--hitcount')?.args[0];
+    const sec = opts.find(o => o.name === '--seconds')?.args[0];
     return {
-      name: opts.find((o) => o.name === '--name')?.args[0] ?? 'DEFAULT',
+      name: opts.find(o => o.name === '--name')?.args[0] ?? 'DEFAULT',
       action: action ?? 'set',
       negated,
       hitcount: hit === undefined ? null : Number(hit),
       seconds: sec === undefined ? null : Number(sec),
-      dest: opts.some((o) => o.name === '--rdest'),
+      dest: opts.some(o => o.name === '--rdest'),
     };
   },
   test(spec, _pkt, env) {
     // --set always matches (it records the address); the others look the address up.
     if (spec.action === 'set') return !spec.negated;
     const live = env.recent.has(spec.name);
-    if (live && spec.hitcount !== null) return unknown(`recent list ${spec.name}: whether the client was seen ${spec.hitcount} times is not known`);
+    if (live && spec.hitcount !== null)
+      return unknown(`recent list ${spec.name}: whether the client was seen ${spec.hitcount} times is not known`);
     return live !== spec.negated;
   },
-  why: (spec) => `recent list ${spec.name} has no live entry for this ${spec.dest ? 'destination' : 'client'} (pass --affinity ${spec.name} to assume one)`,
-  describe: (spec) =>
+  why: spec =>
+    `recent list ${spec.name} has no live entry for this ${spec.dest ? 'destination' : 'client'} (pass --affinity ${spec.name} to assume one)`,
+  describe: spec =>
     spec.action === 'set'
       ? `remember the ${spec.dest ? 'destination' : 'source'} in list ${spec.name}`
       : `${spec.negated ? 'not ' : ''}seen in list ${spec.name}${spec.seconds !== null ? ` within ${spec.seconds}s` : ''}`,

@@ -23,13 +23,39 @@ import type { MatchModule } from './types.ts';
 import { udpMatch } from './udp.ts';
 
 const ALL: MatchModule<unknown>[] = [
-  tcpMatch, udpMatch, sctpMatch, icmpMatch, icmp6Match, multiportMatch, commentMatch, markMatch, connmarkMatch,
-  conntrackMatch, stateMatch, addrtypeMatch, statisticMatch, recentMatch, setMatch, iprangeMatch, physdevMatch,
-  pkttypeMatch, lengthMatch, ttlMatch, hlMatch, limitMatch, hashlimitMatch, connlimitMatch, ownerMatch,
-  socketMatch, rpfilterMatch, nfacctMatch, policyMatch, helperMatch,
+  tcpMatch,
+  udpMatch,
+  sctpMatch,
+  icmpMatch,
+  icmp6Match,
+  multiportMatch,
+  commentMatch,
+  markMatch,
+  connmarkMatch,
+  conntrackMatch,
+  stateMatch,
+  addrtypeMatch,
+  statisticMatch,
+  recentMatch,
+  setMatch,
+  iprangeMatch,
+  physdevMatch,
+  pkttypeMatch,
+  lengthMatch,
+  ttlMatch,
+  hlMatch,
+  limitMatch,
+  hashlimitMatch,
+  connlimitMatch,
+  ownerMatch,
+  socketMatch,
+  rpfilterMatch,
+  nfacctMatch,
+  policyMatch,
+  helperMatch,
 ];
 
-export const MATCHES: ReadonlyMap<string, MatchModule<unknown>> = new Map(ALL.map((m) => [m.name, m]));
+export const MATCHES: ReadonlyMap<string, MatchModule<unknown>> = new Map(ALL.map(m => [m.name, m]));
 
 /** `-m icmpv6` and `-m ipv6-icmp` are spellings of icmp6. */
 export function findMatch(name: string): MatchModule<unknown> | undefined {

@@ -29,8 +29,13 @@ export const rpfilterMatch = defineMatch<RpSpec>({
     { name: '--accept-local', args: 0 },
     { name: '--invert', args: 0 },
   ],
-  compile: (opts) => ({ loose: opts.some((o) => o.name === '--loose'), acceptLocal: opts.some((o) => o.name === '--accept-local'), invert: opts.some((o) => o.name === '--invert') }),
+  compile: opts => ({
+    loose: opts.some(o => o.name === '--loose'),
+    acceptLocal: opts.some(o => o.name === '--accept-local'),
+    invert: opts.some(o => o.name === '--invert'),
+  }),
   test: (s, pkt, env) => valid(s, pkt, env) !== s.invert,
-  why: (s, pkt, env) => `reverse path of ${formatAddr(pkt.src)} is via ${env.node.routeOut(pkt.src)}, not ${pkt.inIface}${s.invert ? ' (inverted)' : ''}`,
-  describe: (s) => `${s.invert ? 'failing' : 'passing'} the ${s.loose ? 'loose' : 'strict'} reverse-path check`,
+  why: (s, pkt, env) =>
+    `reverse path of ${formatAddr(pkt.src)} is via ${env.node.routeOut(pkt.src)}, not ${pkt.inIface}${s.invert ? ' (inverted)' : ''}`,
+  describe: s => `${s.invert ? 'failing' : 'passing'} the ${s.loose ? 'loose' : 'strict'} reverse-path check`,
 });

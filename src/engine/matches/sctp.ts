@@ -6,9 +6,27 @@ import { compilePorts, describePorts, PORT_OPTIONS, testPorts, whyPorts, type Po
 import { defineMatch, unknown } from './types.ts';
 
 const CHUNKS: Record<string, number> = {
-  DATA: 0, INIT: 1, INIT_ACK: 2, SACK: 3, HEARTBEAT: 4, HEARTBEAT_ACK: 5, ABORT: 6, SHUTDOWN: 7,
-  SHUTDOWN_ACK: 8, ERROR: 9, COOKIE_ECHO: 10, COOKIE_ACK: 11, ECN_ECNE: 12, ECN_CWR: 13,
-  SHUTDOWN_COMPLETE: 14, I_DATA: 64, RE_CONFIG: 130, PAD: 132, ASCONF: 193, ASCONF_ACK: 128, FORWARD_TSN: 192,
+  DATA: 0,
+  INIT: 1,
+  INIT_ACK: 2,
+  SACK: 3,
+  HEARTBEAT: 4,
+  HEARTBEAT_ACK: 5,
+  ABORT: 6,
+  SHUTDOWN: 7,
+  SHUTDOWN_ACK: 8,
+  ERROR: 9,
+  COOKIE_ECHO: 10,
+  COOKIE_ACK: 11,
+  ECN_ECNE: 12,
+  ECN_CWR: 13,
+  SHUTDOWN_COMPLETE: 14,
+  I_DATA: 64,
+  RE_CONFIG: 130,
+  PAD: 132,
+  ASCONF: 193,
+  ASCONF_ACK: 128,
+  FORWARD_TSN: 192,
 };
 
 interface SctpSpec extends PortSpec {
@@ -34,7 +52,8 @@ export const sctpMatch = defineMatch<SctpSpec>({
         } else if (t !== undefined) types.push(t);
         if (flags) flagged = true;
       }
-      if (mode !== 'all' && mode !== 'any' && mode !== 'only') ctx.report(o, 'bad-argument', `--chunk-types needs all, any or only, not '${mode}'`);
+      if (mode !== 'all' && mode !== 'any' && mode !== 'only')
+        ctx.report(o, 'bad-argument', `--chunk-types needs all, any or only, not '${mode}'`);
       else chunks = { negated: o.negated, mode, types, flagged };
     }
     return { ...ports, chunks };
@@ -44,12 +63,13 @@ export const sctpMatch = defineMatch<SctpSpec>({
     if (!spec.chunks) return true;
     if (pkt.sctpChunk === null || spec.chunks.flagged) return unknown('the SCTP chunks of the packet are not known');
     const has = spec.chunks.types.includes(pkt.sctpChunk);
-    const hit = spec.chunks.mode === 'all' ? spec.chunks.types.every((t) => t === pkt.sctpChunk) : has;
+    const hit = spec.chunks.mode === 'all' ? spec.chunks.types.every(t => t === pkt.sctpChunk) : has;
     return hit !== spec.chunks.negated;
   },
   why(spec, pkt) {
     if (!testPorts(spec, pkt, 132)) return whyPorts(spec, pkt, 132);
     return `--chunk-types does not match chunk ${pkt.sctpChunk}`;
   },
-  describe: (spec) => `SCTP ${describePorts(spec).join(', ')}${spec.chunks ? `, chunk types ${spec.chunks.mode}` : ''}`.trim(),
+  describe: spec =>
+    `SCTP ${describePorts(spec).join(', ')}${spec.chunks ? `, chunk types ${spec.chunks.mode}` : ''}`.trim(),
 });

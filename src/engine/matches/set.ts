@@ -26,7 +26,7 @@ export const setMatch = defineMatch<SetSpec>({
     { name: '--bytes-gt', args: 1 },
   ],
   compile(opts, ctx) {
-    const o = opts.find((x) => x.name === '--match-set');
+    const o = opts.find(x => x.name === '--match-set');
     if (!o || o.args.length < 2) {
       ctx.report(o ?? null, 'missing-argument', '--match-set needs a set name and src/dst flags');
       return { negated: false, name: o?.args[0] ?? '', dirs: ['src'] };
@@ -44,6 +44,7 @@ export const setMatch = defineMatch<SetSpec>({
     if (hit === null) return unknown(`ipset ${spec.name} is not in the given ipset file`);
     return hit !== spec.negated;
   },
-  why: (spec) => `${spec.negated ? '! ' : ''}--match-set ${spec.name} ${spec.dirs.join(',')}: ${spec.negated ? 'in' : 'not in'} the set`,
-  describe: (spec) => `${spec.dirs.join(',')} ${spec.negated ? 'not ' : ''}in ipset ${spec.name}`,
+  why: spec =>
+    `${spec.negated ? '! ' : ''}--match-set ${spec.name} ${spec.dirs.join(',')}: ${spec.negated ? 'in' : 'not in'} the set`,
+  describe: spec => `${spec.dirs.join(',')} ${spec.negated ? 'not ' : ''}in ipset ${spec.name}`,
 });

@@ -31,9 +31,9 @@ export const statisticMatch = defineMatch<StatSpec>({
     { name: '--packet', args: 1 },
   ],
   compile(opts, ctx) {
-    const mode = opts.find((o) => o.name === '--mode')?.args[0];
-    const prob = opts.find((o) => o.name === '--probability');
-    const every = opts.find((o) => o.name === '--every');
+    const mode = opts.find(o => o.name === '--mode')?.args[0];
+    const prob = opts.find(o => o.name === '--probability');
+    const every = opts.find(o => o.name === '--every');
     if (mode === 'nth' || (!mode && every)) {
       const n = Number(every?.args[0]);
       if (!every || !Number.isInteger(n) || n < 1) {
@@ -43,7 +43,12 @@ export const statisticMatch = defineMatch<StatSpec>({
       const p = rational(1n, BigInt(n));
       return { negated: every.negated, mode: 'nth', stored: n, text: String(n), p: every.negated ? complement(p) : p };
     }
-    if (mode !== undefined && mode !== 'random') ctx.report(opts.find((o) => o.name === '--mode') ?? null, 'bad-argument', `--mode takes random or nth, not '${mode}'`);
+    if (mode !== undefined && mode !== 'random')
+      ctx.report(
+        opts.find(o => o.name === '--mode') ?? null,
+        'bad-argument',
+        `--mode takes random or nth, not '${mode}'`,
+      );
     const text = prob?.args[0] ?? '';
     const value = Number(text);
     if (!prob || text === '' || !Number.isFinite(value) || value < 0 || value > 1) {
@@ -56,11 +61,14 @@ export const statisticMatch = defineMatch<StatSpec>({
   test(spec) {
     if (spec.p.num === 0n) return false;
     if (spec.p.num === spec.p.den) return true;
-    const label = spec.mode === 'random' ? `${spec.negated ? 'not ' : ''}random ${spec.text} (kernel: ${spec.stored}/2^31)` : `${spec.negated ? 'not ' : ''}every ${spec.text}th packet`;
+    const label =
+      spec.mode === 'random'
+        ? `${spec.negated ? 'not ' : ''}random ${spec.text} (kernel: ${spec.stored}/2^31)`
+        : `${spec.negated ? 'not ' : ''}every ${spec.text}th packet`;
     return { kind: 'branch', p: spec.p, label };
   },
-  why: (spec) => `statistic ${spec.mode} ${spec.text} did not fire`,
-  describe: (spec) =>
+  why: spec => `statistic ${spec.mode} ${spec.text} did not fire`,
+  describe: spec =>
     spec.mode === 'random'
       ? `randomly, with probability ${spec.negated ? '1 − ' : ''}${spec.text} (the kernel uses exactly ${spec.stored}/2^31)`
       : `${spec.negated ? 'all but ' : ''}one packet in ${spec.text}`,

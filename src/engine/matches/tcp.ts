@@ -7,7 +7,18 @@ import { compilePorts, describePorts, PORT_OPTIONS, testPorts, whyPorts, type Po
 import { defineMatch, unknown } from './types.ts';
 import { firstArg, not } from './util.ts';
 
-const FLAG_BITS: Record<string, number> = { FIN: 1, SYN: 2, RST: 4, PSH: 8, ACK: 16, URG: 32, ECE: 64, CWR: 128, ALL: 255, NONE: 0 };
+const FLAG_BITS: Record<string, number> = {
+  FIN: 1,
+  SYN: 2,
+  RST: 4,
+  PSH: 8,
+  ACK: 16,
+  URG: 32,
+  ECE: 64,
+  CWR: 128,
+  ALL: 255,
+  NONE: 0,
+};
 
 export function parseTcpFlags(text: string): number | null {
   let bits = 0;
@@ -50,11 +61,17 @@ export const tcpMatch = defineMatch<TcpSpec>({
       else if (o.name === '--tcp-flags') {
         const mask = parseTcpFlags(o.args[0] ?? '');
         const comp = parseTcpFlags(o.args[1] ?? '');
-        if (mask === null || comp === null) ctx.report(o, 'bad-argument', `'--tcp-flags ${o.args.join(' ')}' needs two flag lists (SYN,ACK,FIN,RST,URG,PSH,ECE,CWR,ALL,NONE)`);
+        if (mask === null || comp === null)
+          ctx.report(
+            o,
+            'bad-argument',
+            `'--tcp-flags ${o.args.join(' ')}' needs two flag lists (SYN,ACK,FIN,RST,URG,PSH,ECE,CWR,ALL,NONE)`,
+          );
         else flags = { negated: o.negated, mask, comp };
       } else if (o.name === '--tcp-option') {
         const kind = Number(firstArg(o, ctx));
-        if (!Number.isInteger(kind) || kind < 0 || kind > 255) ctx.report(o, 'bad-argument', `'--tcp-option' takes an option number 0-255`);
+        if (!Number.isInteger(kind) || kind < 0 || kind > 255)
+          ctx.report(o, 'bad-argument', `'--tcp-option' takes an option number 0-255`);
         else option = { negated: o.negated, kind };
       }
     }
@@ -76,7 +93,10 @@ export const tcpMatch = defineMatch<TcpSpec>({
   },
   describe(spec) {
     const parts = describePorts(spec);
-    if (spec.flags) parts.push(`${spec.flags.negated ? 'not ' : ''}TCP flags ${formatTcpFlags(spec.flags.comp)} of ${formatTcpFlags(spec.flags.mask)}`);
+    if (spec.flags)
+      parts.push(
+        `${spec.flags.negated ? 'not ' : ''}TCP flags ${formatTcpFlags(spec.flags.comp)} of ${formatTcpFlags(spec.flags.mask)}`,
+      );
     return `TCP${parts.length ? ` ${parts.join(', ')}` : ''}`;
   },
 });

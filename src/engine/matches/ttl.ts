@@ -18,7 +18,8 @@ function make(name: 'ttl' | 'hl', label: string) {
     compile(opts, ctx) {
       const o = opts[0];
       const value = Number(o?.args[0]);
-      if (!o || !Number.isInteger(value) || value < 0 || value > 255) ctx.report(o ?? null, 'bad-argument', `${name} needs a value 0-255`);
+      if (!o || !Number.isInteger(value) || value < 0 || value > 255)
+        ctx.report(o ?? null, 'bad-argument', `${name} needs a value 0-255`);
       const kind = o?.name.endsWith('-lt') ? 'lt' : o?.name.endsWith('-gt') ? 'gt' : o?.negated ? 'ne' : 'eq';
       return { op: kind, value };
     },
@@ -27,8 +28,9 @@ function make(name: 'ttl' | 'hl', label: string) {
       const t = pkt.ttl;
       return s.op === 'eq' ? t === s.value : s.op === 'ne' ? t !== s.value : s.op === 'lt' ? t < s.value : t > s.value;
     },
-    why: (s, pkt) => `${label} ${pkt.ttl} is not ${s.op === 'eq' ? '=' : s.op === 'ne' ? '≠' : s.op === 'lt' ? '<' : '>'} ${s.value}`,
-    describe: (s) => `${label} ${s.op === 'eq' ? '=' : s.op === 'ne' ? '≠' : s.op === 'lt' ? '<' : '>'} ${s.value}`,
+    why: (s, pkt) =>
+      `${label} ${pkt.ttl} is not ${s.op === 'eq' ? '=' : s.op === 'ne' ? '≠' : s.op === 'lt' ? '<' : '>'} ${s.value}`,
+    describe: s => `${label} ${s.op === 'eq' ? '=' : s.op === 'ne' ? '≠' : s.op === 'lt' ? '<' : '>'} ${s.value}`,
   });
 }
 

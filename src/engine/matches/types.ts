@@ -37,7 +37,19 @@ export interface CompileContext {
   readonly family: Family;
   /** The rule's `-p` protocol number, or null when the rule has none (or it is negated). */
   readonly proto: number | null;
-  report(option: ParsedOption | null, code: 'bad-argument' | 'bad-address' | 'bad-port' | 'bad-mark' | 'bad-probability' | 'missing-argument' | 'invalid-negation', message: string, severity?: 'error' | 'warning'): void;
+  report(
+    option: ParsedOption | null,
+    code:
+      | 'bad-argument'
+      | 'bad-address'
+      | 'bad-port'
+      | 'bad-mark'
+      | 'bad-probability'
+      | 'missing-argument'
+      | 'invalid-negation',
+    message: string,
+    severity?: 'error' | 'warning',
+  ): void;
 }
 
 /** A match the evaluator cannot decide; the trace splits into "if it matches" and "if not". */

@@ -8,5 +8,5 @@ export const udpMatch = defineMatch<PortSpec>({
   compile: (opts, ctx) => compilePorts('udp', opts, ctx),
   test: (spec, pkt) => testPorts(spec, pkt, 17),
   why: (spec, pkt) => whyPorts(spec, pkt, 17),
-  describe: (spec) => `UDP ${describePorts(spec).join(', ')}`.trim(),
+  describe: spec => `UDP ${describePorts(spec).join(', ')}`.trim(),
 });

@@ -154,7 +154,7 @@ export function parseNet(text: string): Net | null {
 }
 
 export function netContains(net: Net, a: Addr): boolean {
-  if (net.v === 4) return a.v === 4 && ((a.n & net.mask) >>> 0) === net.n;
+  if (net.v === 4) return a.v === 4 && (a.n & net.mask) >>> 0 === net.n;
   return a.v === 6 && (a.n & net.mask) === net.n;
 }
 
@@ -172,7 +172,7 @@ export function formatIPv6(n: bigint): string {
   for (let i = 7; i >= 0; i--) groups.push(Number((n >> BigInt(i * 16)) & 0xffffn));
   let bestStart = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -185,7 +185,7 @@ export function formatIPv6(n: bigint): string {
     }
     i = j;
   }
-  const hex = groups.map((g) => g.toString(16));
+  const hex = groups.map(g => g.toString(16));
   if (bestStart < 0) return hex.join(':');
   return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
 }
@@ -203,9 +203,7 @@ export function formatNet(net: Net): string {
 }
 
 export function hostNet(a: Addr): Net {
-  return a.v === 4
-    ? { v: 4, n: a.n, mask: 0xffffffff, prefix: 32 }
-    : { v: 6, n: a.n, mask: V6_ALL, prefix: 128 };
+  return a.v === 4 ? { v: 4, n: a.n, mask: 0xffffffff, prefix: 32 } : { v: 6, n: a.n, mask: V6_ALL, prefix: 128 };
 }
 
 export function isLoopback(a: Addr): boolean {

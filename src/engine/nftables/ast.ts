@@ -38,28 +38,51 @@ interface Node {
 }
 
 /** A literal: a number, or a string nft interprets by context (address, symbol, interface name…). */
-export interface NftValue extends Node { readonly kind: 'value'; readonly value: string | number | boolean }
+export interface NftValue extends Node {
+  readonly kind: 'value';
+  readonly value: string | number | boolean;
+}
 
 /** `@name`: a named set or map (JSON `"@name"`). */
-export interface NftSetRef extends Node { readonly kind: 'setref'; readonly name: string }
+export interface NftSetRef extends Node {
+  readonly kind: 'setref';
+  readonly name: string;
+}
 
 /** `10.0.0.0/8` (JSON `{"prefix": {"addr", "len"}}`). */
-export interface NftPrefix extends Node { readonly kind: 'prefix'; readonly addr: NftExpr; readonly len: number }
+export interface NftPrefix extends Node {
+  readonly kind: 'prefix';
+  readonly addr: NftExpr;
+  readonly len: number;
+}
 
 /** `1000-2000` (JSON `{"range": [low, high]}`). */
-export interface NftRangeExpr extends Node { readonly kind: 'range'; readonly low: NftExpr; readonly high: NftExpr }
+export interface NftRangeExpr extends Node {
+  readonly kind: 'range';
+  readonly low: NftExpr;
+  readonly high: NftExpr;
+}
 
 /** `a . b . c` (JSON `{"concat": […]}`). */
-export interface NftConcat extends Node { readonly kind: 'concat'; readonly items: readonly NftExpr[] }
+export interface NftConcat extends Node {
+  readonly kind: 'concat';
+  readonly items: readonly NftExpr[];
+}
 
 /** An anonymous set or map `{ a, b }` / `{ k : v, … }` (JSON `{"set": […]}`). */
-export interface NftAnonSet extends Node { readonly kind: 'set'; readonly items: readonly NftExpr[] }
+export interface NftAnonSet extends Node {
+  readonly kind: 'set';
+  readonly items: readonly NftExpr[];
+}
 
 /**
  * A comma list of flag values without braces, `ct state established,related` or `tcp flags syn,ack`
  * (JSON prints it as a bare array).
  */
-export interface NftList extends Node { readonly kind: 'list'; readonly items: readonly NftExpr[] }
+export interface NftList extends Node {
+  readonly kind: 'list';
+  readonly items: readonly NftExpr[];
+}
 
 /** A set element with its own properties (JSON `{"elem": {"val", "timeout", "expires", "comment"}}`). */
 export interface NftElem extends Node {
@@ -73,10 +96,18 @@ export interface NftElem extends Node {
 }
 
 /** `key : data` inside an anonymous or named map's element list (JSON: a two-element array). */
-export interface NftMapping extends Node { readonly kind: 'mapping'; readonly key: NftExpr; readonly data: NftExpr }
+export interface NftMapping extends Node {
+  readonly kind: 'mapping';
+  readonly key: NftExpr;
+  readonly data: NftExpr;
+}
 
 /** `ip saddr`, `tcp dport`, `th dport` (JSON `{"payload": {"protocol", "field"}}`). */
-export interface NftPayload extends Node { readonly kind: 'payload'; readonly protocol: string; readonly field: string }
+export interface NftPayload extends Node {
+  readonly kind: 'payload';
+  readonly protocol: string;
+  readonly field: string;
+}
 
 /** `@nh,16,16` raw payload (JSON `{"payload": {"base", "offset", "len"}}`). */
 export interface NftRawPayload extends Node {
@@ -97,7 +128,10 @@ export interface NftExthdr extends Node {
 }
 
 /** `meta l4proto`, `iifname` (the short forms are `meta` keys too; JSON `{"meta": {"key"}}`). */
-export interface NftMeta extends Node { readonly kind: 'meta'; readonly key: string }
+export interface NftMeta extends Node {
+  readonly kind: 'meta';
+  readonly key: string;
+}
 
 /** `ct state`, `ct original ip daddr`, `ct reply proto-dst` (JSON `{"ct": {"key", "dir", "family"}}`). */
 export interface NftCt extends Node {
@@ -135,7 +169,11 @@ export interface NftHash extends Node {
 }
 
 /** `rt nexthop`, `rt mtu`, `rt ip6 nexthop` (JSON `{"rt": {"key", "family"}}`). */
-export interface NftRt extends Node { readonly kind: 'rt'; readonly key: string; readonly family?: 'ip' | 'ip6' }
+export interface NftRt extends Node {
+  readonly kind: 'rt';
+  readonly key: string;
+  readonly family?: 'ip' | 'ip6';
+}
 
 /** `socket transparent`, `osf name`, `ipsec in reqid`… — expressions nft knows that we only name. */
 export interface NftOtherExpr extends Node {
@@ -153,7 +191,11 @@ export interface NftBinop extends Node {
 }
 
 /** `ip daddr map @m`, `tcp dport map { 80 : 8080 }` (JSON `{"map": {"key", "data"}}`). */
-export interface NftMapLookup extends Node { readonly kind: 'map'; readonly key: NftExpr; readonly data: NftExpr }
+export interface NftMapLookup extends Node {
+  readonly kind: 'map';
+  readonly key: NftExpr;
+  readonly data: NftExpr;
+}
 
 /** A verdict as a value: the data side of a verdict map element (JSON `{"goto": {"target"}}`, `{"accept": null}`). */
 export interface NftVerdictExpr extends Node {
@@ -163,7 +205,10 @@ export interface NftVerdictExpr extends Node {
 }
 
 /** An expression a front end could not read; its text is kept and a diagnostic says why. */
-export interface NftUnknownExpr extends Node { readonly kind: 'unknown'; readonly text: string }
+export interface NftUnknownExpr extends Node {
+  readonly kind: 'unknown';
+  readonly text: string;
+}
 
 export type NftExpr =
   | NftValue
@@ -227,7 +272,11 @@ export interface NftReject extends Node {
 }
 
 /** `meta l4proto . th dport vmap @m` / `vmap { … }` (JSON `{"vmap": {"key", "data"}}`). */
-export interface NftVmap extends Node { readonly kind: 'vmap'; readonly key: NftExpr; readonly data: NftExpr }
+export interface NftVmap extends Node {
+  readonly kind: 'vmap';
+  readonly key: NftExpr;
+  readonly data: NftExpr;
+}
 
 /** `counter`, `counter packets 3 bytes 180`, or a named counter reference `counter name "x"`. */
 export interface NftCounterStmt extends Node {
@@ -239,7 +288,11 @@ export interface NftCounterStmt extends Node {
 }
 
 /** `meta mark set …`, `ct mark set …`, `ip dscp set …` (JSON `{"mangle": {"key", "value"}}`). */
-export interface NftMangle extends Node { readonly kind: 'mangle'; readonly key: NftExpr; readonly value: NftExpr }
+export interface NftMangle extends Node {
+  readonly kind: 'mangle';
+  readonly key: NftExpr;
+  readonly value: NftExpr;
+}
 
 /** `dnat ip to 10.0.0.1:80`, `snat to 1.2.3.4`, `masquerade random`, `redirect to :8080`. */
 export interface NftNat extends Node {
@@ -303,7 +356,19 @@ export interface NftSetStmt extends Node {
 
 /** Statements with no operands the evaluator needs: `notrack`, `flow add @ft` (offload), `meta nftrace set 1` is a mangle. */
 export interface NftSimpleStmt extends Node {
-  readonly kind: 'notrack' | 'flow' | 'dup' | 'fwd' | 'tproxy' | 'synproxy' | 'ct count' | 'ct helper' | 'ct timeout' | 'ct expectation' | 'secmark' | 'xt';
+  readonly kind:
+    | 'notrack'
+    | 'flow'
+    | 'dup'
+    | 'fwd'
+    | 'tproxy'
+    | 'synproxy'
+    | 'ct count'
+    | 'ct helper'
+    | 'ct timeout'
+    | 'ct expectation'
+    | 'secmark'
+    | 'xt';
   /** Whatever operands the statement had, as named in nft's JSON. */
   readonly args: Readonly<Record<string, NftExpr | string | number | boolean>>;
 }
@@ -316,7 +381,10 @@ export interface NftObjRef extends Node {
 }
 
 /** A statement a front end could not read (a diagnostic says so); the evaluator treats it as unknown. */
-export interface NftUnknownStmt extends Node { readonly kind: 'unknown'; readonly text: string }
+export interface NftUnknownStmt extends Node {
+  readonly kind: 'unknown';
+  readonly text: string;
+}
 
 export type NftStmt =
   | NftMatch
@@ -460,7 +528,7 @@ export interface NftParseResult {
 
 /** The table `family name`, or undefined. */
 export function findTable(rs: NftRuleset, family: NftFamily, name: string): NftTable | undefined {
-  return rs.tables.find((t) => t.family === family && t.name === name);
+  return rs.tables.find(t => t.family === family && t.name === name);
 }
 
 /** Standard priority names (nft(8), "Standard priority names"); bridge has its own values. */

@@ -51,7 +51,13 @@ export function execNft(prog: NftProgram, start: Path, env: EvalEnv, hook: HookN
         const did = i === 0 ? w.did : [...w.did];
         if (a.p) {
           p.prob = mul(p.prob, a.p);
-          p.events.push({ kind: 'branch', ...site, taken: a.miss === undefined, probability: formatRational(a.p), label: a.label ?? op.text });
+          p.events.push({
+            kind: 'branch',
+            ...site,
+            taken: a.miss === undefined,
+            probability: formatRational(a.p),
+            label: a.label ?? op.text,
+          });
         }
         if (a.assume) {
           const asm = { ...site, assumed: a.assume.assumed, reason: a.assume.reason };

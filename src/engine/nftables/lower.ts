@@ -13,25 +13,41 @@ import { lowerElements } from './sets.ts';
 import { lowerRuleProgram } from './stmt/index.ts';
 import { type DataType, TYPES_BY_NAME } from './types.ts';
 
-const HOOKS: Record<string, HookName> = { prerouting: 'PREROUTING', input: 'INPUT', forward: 'FORWARD', output: 'OUTPUT', postrouting: 'POSTROUTING' };
+const HOOKS: Record<string, HookName> = {
+  prerouting: 'PREROUTING',
+  input: 'INPUT',
+  forward: 'FORWARD',
+  output: 'OUTPUT',
+  postrouting: 'POSTROUTING',
+};
 
 /** Elements lowered per set at most; beyond, a diagnostic (bounded work on hostile input). */
 export const MAX_SET_ELEMENTS = 2_000_000;
 
-function typesOf(parts: readonly string[] | undefined, typeofExprs: readonly import('./ast.ts').NftExpr[] | undefined, ctx: LowerCtx, range: Range): DataType[] | null {
+function typesOf(
+  parts: readonly string[] | undefined,
+  typeofExprs: readonly import('./ast.ts').NftExpr[] | undefined,
+  ctx: LowerCtx,
+  range: Range,
+): DataType[] | null {
   if (parts && parts.length) {
     const out: DataType[] = [];
     for (const p of parts) {
       const t = TYPES_BY_NAME[p];
       if (!t) {
-        ctx.report('not-modelled', `set type ${p} is not modelled: lookups in this set are undecided`, range, 'warning');
+        ctx.report(
+          'not-modelled',
+          `set type ${p} is not modelled: lookups in this set are undecided`,
+          range,
+          'warning',
+        );
         return null;
       }
       out.push(t);
     }
     return out;
   }
-  if (typeofExprs && typeofExprs.length) return typeofExprs.flatMap((e) => [...lowerExpr(e, ctx).types]);
+  if (typeofExprs && typeofExprs.length) return typeofExprs.flatMap(e => [...lowerExpr(e, ctx).types]);
   return null;
 }
 
@@ -39,8 +55,16 @@ function lowerSet(s: NftSet, ctx: LowerCtx, updated: Set<string>): NftNamedSet {
   const keyTypes = typesOf(s.type, s.typeofKey, ctx, s.range) ?? [];
   const isVmap = s.map?.length === 1 && s.map[0] === 'verdict';
   const dataTypes = s.map ? (isVmap ? 'verdict' : typesOf(s.map, s.typeofData, ctx, s.range)) : null;
-  if (s.elements.length > MAX_SET_ELEMENTS) ctx.report('bad-value', `set ${s.name} has ${s.elements.length} elements; only the first ${MAX_SET_ELEMENTS} are read`, s.range, 'warning');
-  const elems = keyTypes.length ? lowerElements(s.elements, keyTypes, s.map ? dataTypes : null, ctx, MAX_SET_ELEMENTS) : [];
+  if (s.elements.length > MAX_SET_ELEMENTS)
+    ctx.report(
+      'bad-value',
+      `set ${s.name} has ${s.elements.length} elements; only the first ${MAX_SET_ELEMENTS} are read`,
+      s.range,
+      'warning',
+    );
+  const elems = keyTypes.length
+    ? lowerElements(s.elements, keyTypes, s.map ? dataTypes : null, ctx, MAX_SET_ELEMENTS)
+    : [];
   return { name: s.name, keyTypes, dataTypes, dynamic: s.flags.includes('dynamic') || updated.has(s.name), elems };
 }
 
@@ -49,19 +73,31 @@ function baseInfo(c: NftChain): BaseChainInfo | undefined {
   if (!b) return undefined;
   const inetFamily = c.family === 'ip' || c.family === 'ip6' || c.family === 'inet';
   const hook = inetFamily ? (HOOKS[b.hook] ?? b.hook) : b.hook;
-  return { hook, priority: b.priority.value, type: b.type, family: c.family, ...(b.devices?.length ? { device: b.devices.join(',') } : {}) };
+  return {
+    hook,
+    priority: b.priority.value,
+    type: b.type,
+    family: c.family,
+    ...(b.devices?.length ? { device: b.devices.join(',') } : {}),
+  };
 }
 
-function lowerTable(t: NftTable, lines: readonly string[], diagnostics: Diagnostic[], lazy: boolean): { table: Table; rules: number } {
+function lowerTable(
+  t: NftTable,
+  lines: readonly string[],
+  diagnostics: Diagnostic[],
+  lazy: boolean,
+): { table: Table; rules: number } {
   const sets = new Map<string, NftNamedSet>();
   const ctx: LowerCtx = {
     family: t.family,
     table: t.name,
-    lookupSet: (name) => sets.get(name),
+    lookupSet: name => sets.get(name),
     report: (code, message, range, severity = 'error') => diagnostics.push({ code, severity, message, range }),
   };
   const updated = new Set<string>();
-  for (const c of t.chains) for (const r of c.rules) for (const s of r.stmts) if (s.kind === 'setop') updated.add(s.set);
+  for (const c of t.chains)
+    for (const r of c.rules) for (const s of r.stmts) if (s.kind === 'setop') updated.add(s.set);
   for (const s of t.sets) sets.set(s.name, lowerSet(s, ctx, updated));
   const chains = new Map<string, Chain>();
   let count = 0;
@@ -108,16 +144,38 @@ function lowerTable(t: NftTable, lines: readonly string[], diagnostics: Diagnost
     });
   }
   if (t.family === 'arp' || t.family === 'bridge' || t.family === 'netdev') {
-    diagnostics.push({ code: 'not-modelled', severity: 'info', message: `table ${t.family} ${t.name} is read but not evaluated: traces follow the ip, ip6 and inet families`, range: t.range });
+    diagnostics.push({
+      code: 'not-modelled',
+      severity: 'info',
+      message: `table ${t.family} ${t.name} is read but not evaluated: traces follow the ip, ip6 and inet families`,
+      range: t.range,
+    });
   }
-  return { table: { name: t.name, kind: 'filter', family: t.family, nft: true, line: t.range.start.line, range: t.range, chains }, rules: count };
+  return {
+    table: {
+      name: t.name,
+      kind: 'filter',
+      family: t.family,
+      nft: true,
+      line: t.range.start.line,
+      range: t.range,
+      chains,
+    },
+    rules: count,
+  };
 }
 
 /**
  * The model of an nftables ruleset. `text` is the source (for rule lines); diagnostics are appended to
  * `diagnostics`. With `lazy`, each rule's statements are lowered when a trace first reaches the rule.
  */
-export function lowerNftRuleset(ast: NftRuleset, text: string, file: string, diagnostics: Diagnostic[], lazy = false): Ruleset {
+export function lowerNftRuleset(
+  ast: NftRuleset,
+  text: string,
+  file: string,
+  diagnostics: Diagnostic[],
+  lazy = false,
+): Ruleset {
   const lines = text.split('\n');
   const tables = new Map<string, Table>();
   let ruleCount = 0;
@@ -126,6 +184,14 @@ export function lowerNftRuleset(ast: NftRuleset, text: string, file: string, dia
     tables.set(`${t.family} ${t.name}`, table);
     ruleCount += rules;
   }
-  const first = ast.tables.find((t) => t.family === 'ip' || t.family === 'ip6');
-  return { family: first?.family === 'ip6' ? 6 : 4, file, format: 'nft', tables, diagnostics, ruleCount, lineCount: lines.length };
+  const first = ast.tables.find(t => t.family === 'ip' || t.family === 'ip6');
+  return {
+    family: first?.family === 'ip6' ? 6 : 4,
+    file,
+    format: 'nft',
+    tables,
+    diagnostics,
+    ruleCount,
+    lineCount: lines.length,
+  };
 }

@@ -6,7 +6,17 @@
  * that only adds.
  */
 import type { Range } from '../diagnostics.ts';
-import type { NftChain, NftExpr, NftFamily, NftFlowtable, NftLog, NftObject, NftRule, NftSet, NftTable } from './ast.ts';
+import type {
+  NftChain,
+  NftExpr,
+  NftFamily,
+  NftFlowtable,
+  NftLog,
+  NftObject,
+  NftRule,
+  NftSet,
+  NftTable,
+} from './ast.ts';
 import type { Cursor } from './parse-cursor.ts';
 
 /** Elements kept per set: beyond this a set is cut short with a diagnostic (bounded memory and time). */
@@ -93,7 +103,8 @@ export class RulesetBuilder {
   addSet(t: MTable, s: MSet, create = false): MSet {
     const have = this.set(t, s.name);
     if (have) {
-      if (create) this.d.diag('duplicate-object', `set ${s.name} already exists in table ${t.family} ${t.name}`, s.range);
+      if (create)
+        this.d.diag('duplicate-object', `set ${s.name} already exists in table ${t.family} ${t.name}`, s.range);
       this.addElements(have, s.elements, s.range);
       return have;
     }
@@ -133,7 +144,11 @@ export class RulesetBuilder {
       if (s.elements.length >= MAX_SET_ELEMENTS) {
         if (!this.elementCut.has(s)) {
           this.elementCut.add(s);
-          this.d.diag('input-too-large', `set ${s.name} has more than ${MAX_SET_ELEMENTS} elements; the rest are not read`, range);
+          this.d.diag(
+            'input-too-large',
+            `set ${s.name} has more than ${MAX_SET_ELEMENTS} elements; the rest are not read`,
+            range,
+          );
         }
         return;
       }
@@ -143,10 +158,11 @@ export class RulesetBuilder {
 
   /** `delete element`: removes the elements equal (ignoring positions) to the given ones. */
   deleteElements(s: MSet, items: readonly NftExpr[], range: Range): void {
-    const gone = new Set(items.map((e) => elementKey(e)));
+    const gone = new Set(items.map(e => elementKey(e)));
     const before = s.elements.length;
-    s.elements = s.elements.filter((e) => !gone.has(elementKey(e)));
-    if (before - s.elements.length < gone.size) this.d.diag('bad-value', `some elements to delete are not in set ${s.name}`, range, 'warning');
+    s.elements = s.elements.filter(e => !gone.has(elementKey(e)));
+    if (before - s.elements.length < gone.size)
+      this.d.diag('bad-value', `some elements to delete are not in set ${s.name}`, range, 'warning');
   }
 
   addFlowtable(t: MTable, f: NftFlowtable): void {
@@ -154,7 +170,7 @@ export class RulesetBuilder {
   }
 
   addObject(t: MTable, o: NftObject): void {
-    const i = t.objects.findIndex((x) => x.type === o.type && x.name === o.name);
+    const i = t.objects.findIndex(x => x.type === o.type && x.name === o.name);
     if (i >= 0) t.objects[i] = o;
     else t.objects.push(o);
   }
@@ -163,9 +179,13 @@ export class RulesetBuilder {
   placeRule(c: MChain, rule: NftRule, where: RulePlace, range: Range): void {
     let at: number;
     if (where.handle !== undefined || where.index !== undefined) {
-      const i = where.handle !== undefined ? c.rules.findIndex((r) => r.handle === where.handle) : where.index ?? -1;
+      const i = where.handle !== undefined ? c.rules.findIndex(r => r.handle === where.handle) : (where.index ?? -1);
       if (i < 0 || i >= c.rules.length) {
-        this.d.diag('bad-rule-number', `no rule ${where.handle !== undefined ? `with handle ${where.handle}` : `at index ${where.index}`} in chain ${c.name}`, range);
+        this.d.diag(
+          'bad-rule-number',
+          `no rule ${where.handle !== undefined ? `with handle ${where.handle}` : `at index ${where.index}`} in chain ${c.name}`,
+          range,
+        );
         return;
       }
       if (where.mode === 'replace') {
@@ -200,7 +220,11 @@ export function elementKey(e: NftExpr): string {
 }
 
 /** A `log` statement from the fields either syntax gave; absent fields stay absent, as nft prints them. */
-export function logStatement(f: { prefix?: string; level?: string; group?: number; snaplen?: number; queueThreshold?: number }, flags: readonly string[], range: Range): NftLog {
+export function logStatement(
+  f: { prefix?: string; level?: string; group?: number; snaplen?: number; queueThreshold?: number },
+  flags: readonly string[],
+  range: Range,
+): NftLog {
   const present = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined));
   return { kind: 'log', ...present, flags, range };
 }

@@ -67,7 +67,12 @@ export class Cursor {
   /** True at the end of a statement list: newline, `;`, `}`, a handle comment or the end of input. */
   atEnd(): boolean {
     const t = this.peek();
-    return t.kind === 'nl' || t.kind === 'eof' || t.kind === 'handle' || (t.kind === 'punct' && (t.text === ';' || t.text === '}'));
+    return (
+      t.kind === 'nl' ||
+      t.kind === 'eof' ||
+      t.kind === 'handle' ||
+      (t.kind === 'punct' && (t.text === ';' || t.text === '}'))
+    );
   }
 
   skipNewlines(): void {
@@ -122,7 +127,11 @@ export class Cursor {
     this.expanded += def.tokens.length;
     if (this.expanded > MAX_EXPANDED) {
       if (this.expanded - def.tokens.length <= MAX_EXPANDED) {
-        this.diag('input-too-large', `variables expand to more than ${MAX_EXPANDED} tokens; "$${name.text}" not substituted`, range);
+        this.diag(
+          'input-too-large',
+          `variables expand to more than ${MAX_EXPANDED} tokens; "$${name.text}" not substituted`,
+          range,
+        );
       }
       this.buf.push({ ...name, kind: 'word', text: `$${name.text}`, col: dollar.col, range });
       return;

@@ -8,7 +8,19 @@ export type RulesetFormat = 'iptables-save' | 'nft-text' | 'nft-json' | 'nft-scr
 const DETECT_BYTES = 256 * 1024;
 
 /** Top-level words that only scripts use (a listing has only `table` blocks). */
-const SCRIPT_WORDS = new Set(['add', 'create', 'insert', 'replace', 'delete', 'destroy', 'flush', 'define', 'redefine', 'undefine', 'include']);
+const SCRIPT_WORDS = new Set([
+  'add',
+  'create',
+  'insert',
+  'replace',
+  'delete',
+  'destroy',
+  'flush',
+  'define',
+  'redefine',
+  'undefine',
+  'include',
+]);
 
 export function detectRulesetFormat(text: string): RulesetFormat {
   const head = text.length > DETECT_BYTES ? text.slice(0, DETECT_BYTES) : text;
@@ -30,7 +42,12 @@ export function detectRulesetFormat(text: string): RulesetFormat {
       continue;
     }
     if (depth === 0) {
-      if (/^\*(filter|nat|mangle|raw|security)\b/.test(line) || line === 'COMMIT' || /^:[^\s]+ (ACCEPT|DROP|-) \[/.test(line) || /^-A \S/.test(line)) {
+      if (
+        /^\*(filter|nat|mangle|raw|security)\b/.test(line) ||
+        line === 'COMMIT' ||
+        /^:[^\s]+ (ACCEPT|DROP|-) \[/.test(line) ||
+        /^-A \S/.test(line)
+      ) {
         iptables++;
         if (iptables >= 2) return 'iptables-save';
         continue;

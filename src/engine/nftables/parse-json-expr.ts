@@ -28,7 +28,7 @@ export function num(n: JNode | undefined): number | undefined {
 /** A flag field given as one string or a list of strings (JSON prints one flag as a string). */
 export function strList(n: JNode | undefined): string[] {
   if (!n) return [];
-  if (n.t === 'arr') return n.v.map((x) => str(x) ?? '');
+  if (n.t === 'arr') return n.v.map(x => str(x) ?? '');
   const s = str(n);
   return s === undefined ? [] : [s];
 }
@@ -52,7 +52,7 @@ export function jsonExpr(n: JNode, ctx: JsonCtx, inSet = false): NftExpr {
         const [k, d] = n.v as [JNode, JNode];
         return { kind: 'mapping', key: jsonExpr(k, ctx), data: jsonExpr(d, ctx), range };
       }
-      return { kind: 'list', items: n.v.map((x) => jsonExpr(x, ctx)), range };
+      return { kind: 'list', items: n.v.map(x => jsonExpr(x, ctx)), range };
     case 'null':
       ctx.diag('bad-json', 'null is not an expression', range);
       return { kind: 'unknown', text: 'null', range };
@@ -80,7 +80,8 @@ function objectExpr(n: JNode, ctx: JsonCtx): NftExpr {
   switch (k) {
     case 'payload': {
       const base = str(jget(v, 'base'));
-      if (base !== undefined) return { kind: 'rawpayload', base, offset: num(jget(v, 'offset')) ?? 0, len: num(jget(v, 'len')) ?? 0, range };
+      if (base !== undefined)
+        return { kind: 'rawpayload', base, offset: num(jget(v, 'offset')) ?? 0, len: num(jget(v, 'len')) ?? 0, range };
       return { kind: 'payload', protocol: str(jget(v, 'protocol')) ?? '', field: str(jget(v, 'field')) ?? '', range };
     }
     case 'meta':
@@ -96,16 +97,35 @@ function objectExpr(n: JNode, ctx: JsonCtx): NftExpr {
     case 'fib':
       return { kind: 'fib', result: str(jget(v, 'result')) ?? '', flags: strList(jget(v, 'flags')), range };
     case 'numgen':
-      return { kind: 'numgen', mode: str(jget(v, 'mode')) === 'inc' ? 'inc' : 'random', mod: num(jget(v, 'mod')) ?? NaN, offset: num(jget(v, 'offset')) ?? 0, range };
+      return {
+        kind: 'numgen',
+        mode: str(jget(v, 'mode')) === 'inc' ? 'inc' : 'random',
+        mod: num(jget(v, 'mod')) ?? NaN,
+        offset: num(jget(v, 'offset')) ?? 0,
+        range,
+      };
     case 'jhash':
     case 'symhash': {
       const ex = jget(v, 'expr');
       const seed = num(jget(v, 'seed'));
-      return { kind: 'hash', mode: k, ...(ex ? { expr: e(ex) } : {}), mod: num(jget(v, 'mod')) ?? NaN, ...(seed !== undefined ? { seed } : {}), offset: num(jget(v, 'offset')) ?? 0, range };
+      return {
+        kind: 'hash',
+        mode: k,
+        ...(ex ? { expr: e(ex) } : {}),
+        mod: num(jget(v, 'mod')) ?? NaN,
+        ...(seed !== undefined ? { seed } : {}),
+        offset: num(jget(v, 'offset')) ?? 0,
+        range,
+      };
     }
     case 'rt': {
       const family = str(jget(v, 'family'));
-      return { kind: 'rt', key: str(jget(v, 'key')) ?? '', ...(family === 'ip' || family === 'ip6' ? { family } : {}), range };
+      return {
+        kind: 'rt',
+        key: str(jget(v, 'key')) ?? '',
+        ...(family === 'ip' || family === 'ip6' ? { family } : {}),
+        range,
+      };
     }
     case 'socket':
     case 'osf':
@@ -115,7 +135,13 @@ function objectExpr(n: JNode, ctx: JsonCtx): NftExpr {
     case 'ip option':
     case 'sctp chunk': {
       const field = str(jget(v, 'field'));
-      return { kind: 'exthdr', family: k, name: str(jget(v, 'name')) ?? '', ...(field !== undefined ? { field } : {}), range };
+      return {
+        kind: 'exthdr',
+        family: k,
+        name: str(jget(v, 'name')) ?? '',
+        ...(field !== undefined ? { field } : {}),
+        range,
+      };
     }
     case 'prefix':
       return { kind: 'prefix', addr: e(jget(v, 'addr')), len: num(jget(v, 'len')) ?? NaN, range };
@@ -123,10 +149,14 @@ function objectExpr(n: JNode, ctx: JsonCtx): NftExpr {
       if (v.t === 'arr' && v.v.length === 2) return { kind: 'range', low: e(v.v[0]), high: e(v.v[1]), range };
       break;
     case 'concat':
-      if (v.t === 'arr') return { kind: 'concat', items: v.v.map((x) => jsonExpr(x, ctx)), range };
+      if (v.t === 'arr') return { kind: 'concat', items: v.v.map(x => jsonExpr(x, ctx)), range };
       break;
     case 'set':
-      return { kind: 'set', items: v.t === 'arr' ? v.v.map((x) => jsonExpr(x, ctx, true)) : [jsonExpr(v, ctx, true)], range };
+      return {
+        kind: 'set',
+        items: v.t === 'arr' ? v.v.map(x => jsonExpr(x, ctx, true)) : [jsonExpr(v, ctx, true)],
+        range,
+      };
     case 'elem':
       return jsonElem(v, ctx, range);
     case 'map':
@@ -173,17 +203,28 @@ export function jsonStmt(n: JNode, ctx: JsonCtx, family: NftFamily): NftStmt {
       return { kind: 'match', op: op as NftMatchOp, left, right, range };
     }
     case 'counter': {
-      if (v.t === 'str' || (v.t === 'obj' && only(v) && !jget(v, 'packets'))) return { kind: 'counter', ref: jsonExpr(v, ctx), range };
+      if (v.t === 'str' || (v.t === 'obj' && only(v) && !jget(v, 'packets')))
+        return { kind: 'counter', ref: jsonExpr(v, ctx), range };
       const packets = num(jget(v, 'packets'));
       const bytes = num(jget(v, 'bytes'));
-      return { kind: 'counter', ...(packets !== undefined ? { packets } : {}), ...(bytes !== undefined ? { bytes } : {}), range };
+      return {
+        kind: 'counter',
+        ...(packets !== undefined ? { packets } : {}),
+        ...(bytes !== undefined ? { bytes } : {}),
+        range,
+      };
     }
     case 'reject': {
       const type = str(jget(v, 'type'));
       const code = str(jget(v, 'expr'));
       if (type === undefined) {
         // Same default as the text front end (src/evaluate.c stmt_evaluate_reject_default).
-        return { kind: 'reject', type: family === 'ip' ? 'icmp' : family === 'ip6' ? 'icmpv6' : 'icmpx', code: 'port-unreachable', range };
+        return {
+          kind: 'reject',
+          type: family === 'ip' ? 'icmp' : family === 'ip6' ? 'icmpv6' : 'icmpx',
+          code: 'port-unreachable',
+          range,
+        };
       }
       return { kind: 'reject', type: type as 'icmp', ...(code !== undefined ? { code } : {}), range };
     }
@@ -201,7 +242,15 @@ export function jsonStmt(n: JNode, ctx: JsonCtx, family: NftFamily): NftStmt {
       const fam = str(jget(v, 'family'));
       const addr = e(jget(v, 'addr'));
       const port = e(jget(v, 'port'));
-      return { kind: 'nat', type: k, ...(fam === 'ip' || fam === 'ip6' ? { family: fam } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags: strList(jget(v, 'flags')), range };
+      return {
+        kind: 'nat',
+        type: k,
+        ...(fam === 'ip' || fam === 'ip6' ? { family: fam } : {}),
+        ...(addr ? { addr } : {}),
+        ...(port ? { port } : {}),
+        flags: strList(jget(v, 'flags')),
+        range,
+      };
     }
     case 'log':
       return jsonLog(v, range);
@@ -209,13 +258,29 @@ export function jsonStmt(n: JNode, ctx: JsonCtx, family: NftFamily): NftStmt {
       if (v.t === 'str') return { kind: 'objref', type: 'limit', ref: jsonExpr(v, ctx), range };
       const unit = str(jget(v, 'rate_unit')) ?? 'packets';
       const burstUnit = str(jget(v, 'burst_unit'));
-      return { kind: 'limit', rate: num(jget(v, 'rate')) ?? NaN, per: str(jget(v, 'per')) ?? 'second', burst: num(jget(v, 'burst')) ?? (unit === 'packets' ? 5 : 0), unit, ...(burstUnit && burstUnit !== 'bytes' ? { burstUnit } : {}), inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v, range };
+      return {
+        kind: 'limit',
+        rate: num(jget(v, 'rate')) ?? NaN,
+        per: str(jget(v, 'per')) ?? 'second',
+        burst: num(jget(v, 'burst')) ?? (unit === 'packets' ? 5 : 0),
+        unit,
+        ...(burstUnit && burstUnit !== 'bytes' ? { burstUnit } : {}),
+        inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v,
+        range,
+      };
     }
     case 'quota': {
       if (v.t === 'str') return { kind: 'objref', type: 'quota', ref: jsonExpr(v, ctx), range };
       const used = num(jget(v, 'used'));
       const usedUnit = str(jget(v, 'used_unit'));
-      return { kind: 'quota', value: num(jget(v, 'val')) ?? NaN, unit: str(jget(v, 'val_unit')) ?? 'bytes', ...(used !== undefined ? { used, usedUnit: usedUnit ?? 'bytes' } : {}), inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v, range };
+      return {
+        kind: 'quota',
+        value: num(jget(v, 'val')) ?? NaN,
+        unit: str(jget(v, 'val_unit')) ?? 'bytes',
+        ...(used !== undefined ? { used, usedUnit: usedUnit ?? 'bytes' } : {}),
+        inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v,
+        range,
+      };
     }
     case 'notrack':
       return { kind: 'notrack', args: {}, range };
@@ -235,7 +300,14 @@ export function jsonStmt(n: JNode, ctx: JsonCtx, family: NftFamily): NftStmt {
       return { kind: k, args, range };
     }
     case 'ct count':
-      return { kind: 'ct count', args: { val: num(jget(v, 'val')) ?? NaN, inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v }, range };
+      return {
+        kind: 'ct count',
+        args: {
+          val: num(jget(v, 'val')) ?? NaN,
+          inv: jget(v, 'inv')?.t === 'bool' && (jget(v, 'inv') as { v: boolean }).v,
+        },
+        range,
+      };
     case 'ct helper':
     case 'ct timeout':
     case 'ct expectation':

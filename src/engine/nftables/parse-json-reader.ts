@@ -80,7 +80,10 @@ class JsonReader {
   }
 
   private range(startLine: number, startCol: number): Range {
-    return { start: { line: startLine, character: startCol }, end: { line: this.line, character: this.pos - this.lineStart } };
+    return {
+      start: { line: startLine, character: startCol },
+      end: { line: this.line, character: this.pos - this.lineStart },
+    };
   }
 
   value(depth: number): JNode {

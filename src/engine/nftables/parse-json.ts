@@ -5,7 +5,15 @@
  * applied in order like a script's commands. Never throws; every problem is a ranged diagnostic.
  */
 import type { Diagnostic, DiagnosticCode, Range, Severity } from '../diagnostics.ts';
-import { namedPriority, type NftChainType, type NftExpr, type NftFamily, type NftHook, type NftParseResult, type NftPriority } from './ast.ts';
+import {
+  namedPriority,
+  type NftChainType,
+  type NftExpr,
+  type NftFamily,
+  type NftHook,
+  type NftParseResult,
+  type NftPriority,
+} from './ast.ts';
 import { RulesetBuilder, type MSet, type MTable } from './parse-build.ts';
 import { jsonExpr, jsonStmt, num, str, strList, type JsonCtx } from './parse-json-expr.ts';
 import { jget, readJson, type JNode } from './parse-json-reader.ts';
@@ -28,7 +36,11 @@ export function parseNftJson(text: string, options: NftParseOptions = {}): NftPa
   const max = options.maxBytes ?? NFT_MAX_BYTES;
   const r0 = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
   if (text.length > max) {
-    d.diag('input-too-large', `the ruleset is ${(text.length / 1048576).toFixed(0)} MiB, above the ${(max / 1048576).toFixed(0)} MiB limit`, r0);
+    d.diag(
+      'input-too-large',
+      `the ruleset is ${(text.length / 1048576).toFixed(0)} MiB, above the ${(max / 1048576).toFixed(0)} MiB limit`,
+      r0,
+    );
     return empty;
   }
   const { value, error } = readJson(text);
@@ -123,9 +135,16 @@ function addObject(k: string, v: JNode, b: RulesetBuilder, d: Diags, create: boo
       const c = b.needChain(t, chainName, v.r);
       if (!c) return;
       const expr = jget(v, 'expr');
-      const stmts = expr?.t === 'arr' ? expr.v.map((s) => jsonStmt(s, d, t.family)) : [];
+      const stmts = expr?.t === 'arr' ? expr.v.map(s => jsonStmt(s, d, t.family)) : [];
       const comment = str(jget(v, 'comment'));
-      const rule = withHandle({ family: t.family, table: t.name, chain: chainName, stmts, range: v.r, ...(comment !== undefined ? { comment } : {}) });
+      const rule = withHandle({
+        family: t.family,
+        table: t.name,
+        chain: chainName,
+        stmts,
+        range: v.r,
+        ...(comment !== undefined ? { comment } : {}),
+      });
       const index = num(jget(v, 'index'));
       b.placeRule(c, rule, { mode: 'add', ...(index !== undefined ? { index } : {}) }, v.r);
       return;
@@ -143,7 +162,19 @@ function addObject(k: string, v: JNode, b: RulesetBuilder, d: Diags, create: boo
     case 'flowtable': {
       const t = tableOf(v, b, d);
       const devs = strList(jget(v, 'dev'));
-      b.addFlowtable(t, withHandle({ family: t.family, table: t.name, name: str(jget(v, 'name')) ?? '', hook: str(jget(v, 'hook')) ?? '', priority: priority(jget(v, 'prio'), t.family), devices: devs, flags: strList(jget(v, 'flags')), range: v.r }));
+      b.addFlowtable(
+        t,
+        withHandle({
+          family: t.family,
+          table: t.name,
+          name: str(jget(v, 'name')) ?? '',
+          hook: str(jget(v, 'hook')) ?? '',
+          priority: priority(jget(v, 'prio'), t.family),
+          devices: devs,
+          flags: strList(jget(v, 'flags')),
+          range: v.r,
+        }),
+      );
       return;
     }
     case 'counter':
@@ -163,7 +194,18 @@ function addObject(k: string, v: JNode, b: RulesetBuilder, d: Diags, create: boo
         }
       }
       const comment = str(jget(v, 'comment'));
-      b.addObject(t, withHandle({ family: t.family, table: t.name, type: k, name: str(jget(v, 'name')) ?? '', props, range: v.r, ...(comment !== undefined ? { comment } : {}) }));
+      b.addObject(
+        t,
+        withHandle({
+          family: t.family,
+          table: t.name,
+          type: k,
+          name: str(jget(v, 'name')) ?? '',
+          props,
+          range: v.r,
+          ...(comment !== undefined ? { comment } : {}),
+        }),
+      );
       return;
     }
     default:
@@ -180,14 +222,21 @@ function priority(n: JNode | undefined, fam: NftFamily): NftPriority {
 
 function types(n: JNode | undefined): string[] | undefined {
   if (!n) return undefined;
-  if (n.t === 'arr') return n.v.map((x) => str(x) ?? '');
+  if (n.t === 'arr') return n.v.map(x => str(x) ?? '');
   const s = str(n);
   return s === undefined ? undefined : s.split(' . ');
 }
 
 function jsonSet(k: string, v: JNode, b: RulesetBuilder, d: Diags, handle: number | undefined): MSet {
   const t = tableOf(v, b, d);
-  const s: MSet = { family: t.family, table: t.name, name: str(jget(v, 'name')) ?? '', flags: strList(jget(v, 'flags')), elements: elements(jget(v, 'elem'), d), range: v.r };
+  const s: MSet = {
+    family: t.family,
+    table: t.name,
+    name: str(jget(v, 'name')) ?? '',
+    flags: strList(jget(v, 'flags')),
+    elements: elements(jget(v, 'elem'), d),
+    range: v.r,
+  };
   if (handle !== undefined) s.handle = handle;
   const type = types(jget(v, 'type'));
   if (type) s.type = type;
@@ -209,7 +258,7 @@ function jsonSet(k: string, v: JNode, b: RulesetBuilder, d: Diags, handle: numbe
 
 function elements(n: JNode | undefined, d: Diags): NftExpr[] {
   if (!n) return [];
-  if (n.t === 'arr') return n.v.map((x) => jsonExpr(x, d, true));
+  if (n.t === 'arr') return n.v.map(x => jsonExpr(x, d, true));
   return [jsonExpr(n, d, true)];
 }
 
@@ -236,11 +285,16 @@ function command(cmd: string, v: JNode, b: RulesetBuilder, d: Diags): void {
     const c = b.needChain(t, name, o.r);
     const expr = jget(o, 'expr');
     if (!c || k !== 'rule') return;
-    const stmts = expr?.t === 'arr' ? expr.v.map((s) => jsonStmt(s, d, t.family)) : [];
+    const stmts = expr?.t === 'arr' ? expr.v.map(s => jsonStmt(s, d, t.family)) : [];
     const handle = num(jget(o, 'handle'));
     const index = num(jget(o, 'index'));
     const rule = { family: t.family, table: t.name, chain: name, stmts, range: o.r };
-    b.placeRule(c, rule, { mode: cmd, ...(handle !== undefined ? { handle } : {}), ...(index !== undefined ? { index } : {}) }, o.r);
+    b.placeRule(
+      c,
+      rule,
+      { mode: cmd, ...(handle !== undefined ? { handle } : {}), ...(index !== undefined ? { index } : {}) },
+      o.r,
+    );
     return;
   }
   if (k === 'table') {
@@ -258,7 +312,7 @@ function command(cmd: string, v: JNode, b: RulesetBuilder, d: Diags): void {
   if (k === 'rule') {
     const c = b.chain(t, name);
     const h = num(jget(o, 'handle'));
-    const i = c ? c.rules.findIndex((r) => r.handle === h) : -1;
+    const i = c ? c.rules.findIndex(r => r.handle === h) : -1;
     if (c && i >= 0) c.rules.splice(i, 1);
     else if (cmd !== 'destroy') d.diag('bad-rule-number', `no rule with handle ${h ?? '?'} in chain ${name}`, o.r);
     return;
@@ -271,6 +325,6 @@ function command(cmd: string, v: JNode, b: RulesetBuilder, d: Diags): void {
     else b.deleteSet(t, s);
     return;
   }
-  t.objects = t.objects.filter((x) => !(x.type === k && x.name === name));
-  if (k === 'flowtable') t.flowtables = t.flowtables.filter((x) => x.name !== name);
+  t.objects = t.objects.filter(x => !(x.type === k && x.name === name));
+  if (k === 'flowtable') t.flowtables = t.flowtables.filter(x => x.name !== name);
 }

@@ -7,7 +7,10 @@ import { detectRulesetFormat } from './parse-detect.ts';
 import { parseNftJson } from './parse-json.ts';
 import { parseNftScript, parseNftText, type NftParseOptions } from './parse-script.ts';
 
-export function parseNftAny(text: string, options: NftParseOptions = {}): NftParseResult & { format: 'nft-text' | 'nft-json' | 'nft-script' } {
+export function parseNftAny(
+  text: string,
+  options: NftParseOptions = {},
+): NftParseResult & { format: 'nft-text' | 'nft-json' | 'nft-script' } {
   const format = detectRulesetFormat(text);
   if (format === 'nft-json') return { format, ...parseNftJson(text, options) };
   if (format === 'nft-script') return { format, ...parseNftScript(text, options) };

@@ -10,7 +10,17 @@ import type { NftFamily, NftParseResult, NftSource } from './ast.ts';
 import { RulesetBuilder, type MTable, type RulePlace } from './parse-build.ts';
 import { Cursor } from './parse-cursor.ts';
 import { tokRange, type Tok } from './parse-tokenizer.ts';
-import { OBJECT_TYPES, isFamily, newSet, parseChainBody, parseFlowtable, parseObject, parseSetBody, parseTableBody, skipSeparators } from './parse-text-blocks.ts';
+import {
+  OBJECT_TYPES,
+  isFamily,
+  newSet,
+  parseChainBody,
+  parseFlowtable,
+  parseObject,
+  parseSetBody,
+  parseTableBody,
+  skipSeparators,
+} from './parse-text-blocks.ts';
 import { describe, parseSetBlock } from './parse-text-expr.ts';
 import { parseRuleBody } from './parse-text-stmt.ts';
 import { validateReferences } from './parse-validate.ts';
@@ -35,7 +45,11 @@ function parseNftSource(text: string, source: NftSource, options: NftParseOption
   const cur = new Cursor(text);
   const max = options.maxBytes ?? NFT_MAX_BYTES;
   if (text.length > max) {
-    cur.diag('input-too-large', `the ruleset is ${(text.length / 1048576).toFixed(0)} MiB, above the ${(max / 1048576).toFixed(0)} MiB limit`, r0());
+    cur.diag(
+      'input-too-large',
+      `the ruleset is ${(text.length / 1048576).toFixed(0)} MiB, above the ${(max / 1048576).toFixed(0)} MiB limit`,
+      r0(),
+    );
     return { ruleset: { source, tables: [] }, diagnostics: cur.diagnostics };
   }
   const b = new RulesetBuilder(cur);
@@ -43,7 +57,11 @@ function parseNftSource(text: string, source: NftSource, options: NftParseOption
     topLevel(cur, b);
   } catch (e) {
     // A parser bug must not cost the user the diagnostics so far; report it where the parser stopped.
-    cur.diag('syntax-error', `internal parser error: ${e instanceof Error ? e.message : String(e)}`, tokRange(cur.prev()));
+    cur.diag(
+      'syntax-error',
+      `internal parser error: ${e instanceof Error ? e.message : String(e)}`,
+      tokRange(cur.prev()),
+    );
   }
   const ruleset = { source, tables: b.tables };
   validateReferences(ruleset, cur);
@@ -92,7 +110,12 @@ function command(cur: Cursor, b: RulesetBuilder, t: Tok): boolean {
     case 'include': {
       cur.next();
       const file = cur.next();
-      cur.diag('include-not-followed', `include ${file.kind === 'string' ? `"${file.text}"` : file.text} is not followed: the files it names are not read`, tokRange(t, file), 'warning');
+      cur.diag(
+        'include-not-followed',
+        `include ${file.kind === 'string' ? `"${file.text}"` : file.text} is not followed: the files it names are not read`,
+        tokRange(t, file),
+        'warning',
+      );
       return true;
     }
     case 'add':
@@ -159,7 +182,8 @@ function define(cur: Cursor): void {
     tokens.push(cur.next());
   }
   cur.definingName = null;
-  if (depth !== 0) cur.diag('unbalanced-braces', `the value of "${name.text}" has unbalanced braces`, tokRange(start, cur.prev()));
+  if (depth !== 0)
+    cur.diag('unbalanced-braces', `the value of "${name.text}" has unbalanced braces`, tokRange(start, cur.prev()));
   cur.defines.set(name.text, { tokens, range: tokRange(start, cur.prev()) });
 }
 
@@ -227,8 +251,19 @@ function ruleCommand(cur: Cursor, b: RulesetBuilder, start: Tok, mode: string): 
   const t = b.needTable(spec.family, spec.name, tokRange(spec.tok));
   const c = t && b.needChain(t, chainTok.text, tokRange(chainTok));
   if (!t || !c) return true;
-  const rule = { family: spec.family, table: spec.name, chain: chainTok.text, stmts: body.stmts, range, ...(body.comment !== undefined ? { comment: body.comment } : {}) };
-  const place: RulePlace = { mode: mode as RulePlace['mode'], ...(handle !== undefined ? { handle } : {}), ...(index !== undefined ? { index } : {}) };
+  const rule = {
+    family: spec.family,
+    table: spec.name,
+    chain: chainTok.text,
+    stmts: body.stmts,
+    range,
+    ...(body.comment !== undefined ? { comment: body.comment } : {}),
+  };
+  const place: RulePlace = {
+    mode: mode as RulePlace['mode'],
+    ...(handle !== undefined ? { handle } : {}),
+    ...(index !== undefined ? { index } : {}),
+  };
   b.placeRule(c, rule, place, range);
   return true;
 }
@@ -270,7 +305,8 @@ function deleteCommand(cur: Cursor, b: RulesetBuilder, start: Tok, quiet: boolea
   if (what === 'chain') {
     const h = handleOf();
     const name = h === undefined ? cur.next().text : undefined;
-    const c = t && (h !== undefined ? t.chains.find((x) => x.handle === h) : name !== undefined ? b.chain(t, name) : undefined);
+    const c =
+      t && (h !== undefined ? t.chains.find(x => x.handle === h) : name !== undefined ? b.chain(t, name) : undefined);
     if (t && c) {
       b.deleteChain(t, c);
     } else if (t && !quiet) cur.diag('unknown-chain', `no chain ${name ?? `with handle ${h}`} to delete`, range);
@@ -280,7 +316,7 @@ function deleteCommand(cur: Cursor, b: RulesetBuilder, start: Tok, quiet: boolea
     const chainName = cur.next().text;
     const h = handleOf();
     const c = t && b.chain(t, chainName);
-    const i = c ? c.rules.findIndex((r) => r.handle === h) : -1;
+    const i = c ? c.rules.findIndex(r => r.handle === h) : -1;
     if (c && i >= 0) c.rules.splice(i, 1);
     else if (!quiet) cur.diag('bad-rule-number', `no rule with handle ${h ?? '?'} in chain ${chainName}`, range);
     return;
@@ -288,7 +324,8 @@ function deleteCommand(cur: Cursor, b: RulesetBuilder, start: Tok, quiet: boolea
   if (what === 'set' || what === 'map') {
     const h = handleOf();
     const name = h === undefined ? cur.next().text : undefined;
-    const s = t && (h !== undefined ? t.sets.find((x) => x.handle === h) : name !== undefined ? b.set(t, name) : undefined);
+    const s =
+      t && (h !== undefined ? t.sets.find(x => x.handle === h) : name !== undefined ? b.set(t, name) : undefined);
     if (t && s) b.deleteSet(t, s);
     else if (t && !quiet) cur.diag('unknown-set', `no set ${name ?? `with handle ${h}`} to delete`, range);
     return;
@@ -297,8 +334,8 @@ function deleteCommand(cur: Cursor, b: RulesetBuilder, start: Tok, quiet: boolea
   if (t) {
     const type = what === 'ct' ? `ct ${name}` : what;
     const objName = what === 'ct' ? cur.next().text : name;
-    t.objects = t.objects.filter((o) => !(o.type === type && o.name === objName));
-    if (what === 'flowtable') t.flowtables = t.flowtables.filter((f) => f.name !== name);
+    t.objects = t.objects.filter(o => !(o.type === type && o.name === objName));
+    if (what === 'flowtable') t.flowtables = t.flowtables.filter(f => f.name !== name);
   }
   cur.skipToEnd();
 }

@@ -4,7 +4,15 @@
  * `table_block`, `chain_block`, `set_block`, `map_block`, `flowtable_block`).
  */
 import type { Range } from '../diagnostics.ts';
-import { NFT_FAMILIES, namedPriority, type NftChainType, type NftExpr, type NftFamily, type NftHook, type NftPriority } from './ast.ts';
+import {
+  NFT_FAMILIES,
+  namedPriority,
+  type NftChainType,
+  type NftExpr,
+  type NftFamily,
+  type NftHook,
+  type NftPriority,
+} from './ast.ts';
 import type { MChain, MSet, MTable, RulesetBuilder } from './parse-build.ts';
 import type { Cursor } from './parse-cursor.ts';
 import { tokRange, type Tok } from './parse-tokenizer.ts';
@@ -58,7 +66,7 @@ export function parseTableBody(cur: Cursor, b: RulesetBuilder, t: MTable): void 
   const open = cur.next();
   const handle = openHandle(cur);
   if (handle !== undefined) t.handle = handle;
-  block(cur, open, `table ${t.name}`, (tok) => {
+  block(cur, open, `table ${t.name}`, tok => {
     if (tok.kind !== 'word') return false;
     switch (tok.text) {
       case 'chain': {
@@ -121,7 +129,7 @@ export function parseChainBody(cur: Cursor, c: MChain): void {
   const open = cur.next();
   const handle = openHandle(cur);
   if (handle !== undefined) c.handle = handle;
-  block(cur, open, `chain ${c.name}`, (tok) => {
+  block(cur, open, `chain ${c.name}`, tok => {
     if (tok.kind === 'word' && tok.text === 'type' && cur.peek(1).kind === 'word' && cur.isWord('hook', 2)) {
       parseBaseChain(cur, c);
       return true;
@@ -146,14 +154,27 @@ export function parseChainBody(cur: Cursor, c: MChain): void {
     }
     const r = parseRuleBody(cur, c.family);
     const range = tokRange(tok, cur.prev());
-    c.rules.push({ family: c.family, table: c.table, chain: c.name, stmts: r.stmts, range, ...(r.comment !== undefined ? { comment: r.comment } : {}), ...(r.handle !== undefined ? { handle: r.handle } : {}) });
+    c.rules.push({
+      family: c.family,
+      table: c.table,
+      chain: c.name,
+      stmts: r.stmts,
+      range,
+      ...(r.comment !== undefined ? { comment: r.comment } : {}),
+      ...(r.handle !== undefined ? { handle: r.handle } : {}),
+    });
     return true;
   });
 }
 
 function atLineEnd(cur: Cursor, k: number): boolean {
   const t = cur.peek(k);
-  return t.kind === 'nl' || t.kind === 'eof' || t.kind === 'handle' || (t.kind === 'punct' && (t.text === ';' || t.text === '}'));
+  return (
+    t.kind === 'nl' ||
+    t.kind === 'eof' ||
+    t.kind === 'handle' ||
+    (t.kind === 'punct' && (t.text === ';' || t.text === '}'))
+  );
 }
 
 const CHAIN_TYPES = new Set(['filter', 'nat', 'route']);
@@ -180,14 +201,20 @@ function parseBaseChain(cur: Cursor, c: MChain): void {
     cur.diag('missing-argument', 'a base chain needs a priority', tokRange(start, cur.prev()));
   }
   // The policy is accept until a `policy` entry says otherwise (nft lists it as `policy accept;`).
-  c.base = { type: type.text as NftChainType, hook: hook.text as NftHook, priority, policy: 'accept', ...(devices ? { devices } : {}) };
+  c.base = {
+    type: type.text as NftChainType,
+    hook: hook.text as NftHook,
+    priority,
+    policy: 'accept',
+    ...(devices ? { devices } : {}),
+  };
 }
 
 function readDevices(cur: Cursor): string[] {
   if (cur.isWord('=')) cur.next();
   if (cur.isPunct('{')) {
     const set = parseSetBlock(cur, false);
-    return set.kind === 'set' ? set.items.map((i) => (i.kind === 'value' ? String(i.value) : '')) : [];
+    return set.kind === 'set' ? set.items.map(i => (i.kind === 'value' ? String(i.value) : '')) : [];
   }
   return [cur.next().text];
 }
@@ -217,7 +244,7 @@ export function parseSetBody(cur: Cursor, s: MSet, isMap: boolean): void {
   const open = cur.next();
   const handle = openHandle(cur);
   if (handle !== undefined) s.handle = handle;
-  block(cur, open, `${isMap ? 'map' : 'set'} ${s.name}`, (tok) => {
+  block(cur, open, `${isMap ? 'map' : 'set'} ${s.name}`, tok => {
     if (tok.kind !== 'word') return false;
     cur.next();
     switch (tok.text) {
@@ -232,14 +259,14 @@ export function parseSetBody(cur: Cursor, s: MSet, isMap: boolean): void {
       case 'typeof': {
         s.typeofKey = flatten(parseKeyConcat(cur));
         const derived = s.typeofKey.map(typeOfExpr);
-        if (derived.every((x) => x)) s.type = derived as string[];
+        if (derived.every(x => x)) s.type = derived as string[];
         if (cur.isWord(':')) {
           cur.next();
           if (cur.isWord('verdict')) s.map = [cur.next().text];
           else {
             s.typeofData = flatten(parseKeyConcat(cur));
             const d = s.typeofData.map(typeOfExpr);
-            if (d.every((x) => x)) s.map = d as string[];
+            if (d.every(x => x)) s.map = d as string[];
           }
         }
         return true;
@@ -294,8 +321,23 @@ function flatten(e: NftExpr): NftExpr[] {
   return e.kind === 'concat' ? [...e.items] : [e];
 }
 
-const META_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({ iifname: 'ifname', oifname: 'ifname', iif: 'iface_index', oif: 'iface_index', mark: 'mark', l4proto: 'inet_proto', nfproto: 'nf_proto', skuid: 'uid', skgid: 'gid', pkttype: 'pkt_type' }));
-const CT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({ mark: 'mark', state: 'ct_state', status: 'ct_status', zone: 'integer' }));
+const META_TYPES: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    iifname: 'ifname',
+    oifname: 'ifname',
+    iif: 'iface_index',
+    oif: 'iface_index',
+    mark: 'mark',
+    l4proto: 'inet_proto',
+    nfproto: 'nf_proto',
+    skuid: 'uid',
+    skgid: 'gid',
+    pkttype: 'pkt_type',
+  }),
+);
+const CT_TYPES: ReadonlyMap<string, string> = new Map(
+  Object.entries({ mark: 'mark', state: 'ct_state', status: 'ct_status', zone: 'integer' }),
+);
 
 /** The data type nft derives from a `typeof` expression (what its JSON prints as `type`). */
 function typeOfExpr(e: NftExpr): string | undefined {
@@ -306,7 +348,8 @@ function typeOfExpr(e: NftExpr): string | undefined {
       if (e.protocol === 'ether') return 'ether_addr';
     }
     if (e.field === 'sport' || e.field === 'dport') return 'inet_service';
-    if ((e.protocol === 'ip' && e.field === 'protocol') || (e.protocol === 'ip6' && e.field === 'nexthdr')) return 'inet_proto';
+    if ((e.protocol === 'ip' && e.field === 'protocol') || (e.protocol === 'ip6' && e.field === 'nexthdr'))
+      return 'inet_proto';
     if (e.protocol === 'icmp' && e.field === 'type') return 'icmp_type';
     if (e.protocol === 'icmpv6' && e.field === 'type') return 'icmpv6_type';
     return undefined;
@@ -328,7 +371,7 @@ export function parseFlowtable(cur: Cursor, b: RulesetBuilder, t: MTable, start:
   if (cur.isPunct('{')) {
     const open = cur.next();
     handle = openHandle(cur);
-    block(cur, open, `flowtable ${name.text}`, (tok) => {
+    block(cur, open, `flowtable ${name.text}`, tok => {
       if (tok.kind !== 'word') return false;
       cur.next();
       if (tok.text === 'hook') {
@@ -345,7 +388,17 @@ export function parseFlowtable(cur: Cursor, b: RulesetBuilder, t: MTable, start:
     });
   }
   const range = tokRange(start, cur.prev());
-  b.addFlowtable(t, { family: t.family, table: t.name, name: name.text, hook, priority, devices, flags, range, ...(handle !== undefined ? { handle } : {}) });
+  b.addFlowtable(t, {
+    family: t.family,
+    table: t.name,
+    name: name.text,
+    hook,
+    priority,
+    devices,
+    flags,
+    range,
+    ...(handle !== undefined ? { handle } : {}),
+  });
 }
 
 export const OBJECT_TYPES = new Set(['counter', 'quota', 'limit', 'ct', 'secmark', 'synproxy']);
@@ -362,7 +415,7 @@ export function parseObject(cur: Cursor, b: RulesetBuilder, t: MTable, start: To
   if (cur.isPunct('{')) {
     const open = cur.next();
     handle = openHandle(cur);
-    block(cur, open, `${type} ${name.text}`, (tok) => {
+    block(cur, open, `${type} ${name.text}`, tok => {
       if (tok.kind !== 'word' && tok.kind !== 'string') return false;
       cur.next();
       // Bodies are `key value` pairs (`packets 0 bytes 0`, `type "ftp" protocol tcp`); a lone key is a flag.
@@ -380,5 +433,14 @@ export function parseObject(cur: Cursor, b: RulesetBuilder, t: MTable, start: To
     });
   }
   const range = tokRange(start, cur.prev());
-  b.addObject(t, { family: t.family, table: t.name, type, name: name.text, props, range, ...(comment !== undefined ? { comment } : {}), ...(handle !== undefined ? { handle } : {}) });
+  b.addObject(t, {
+    family: t.family,
+    table: t.name,
+    type,
+    name: name.text,
+    props,
+    range,
+    ...(comment !== undefined ? { comment } : {}),
+    ...(handle !== undefined ? { handle } : {}),
+  });
 }

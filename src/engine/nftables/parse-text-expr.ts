@@ -9,65 +9,183 @@ import { tokRange, type Tok } from './parse-tokenizer.ts';
 import { literal, parseDuration, spanRange } from './parse-values.ts';
 
 /** Payload protocols and their fields (nft(8) PAYLOAD EXPRESSION). */
-export const PAYLOAD_FIELDS: ReadonlyMap<string, ReadonlySet<string>> = new Map(Object.entries({
-  ether: new Set(['daddr', 'saddr', 'type']),
-  vlan: new Set(['id', 'dei', 'cfi', 'pcp', 'type']),
-  arp: new Set(['htype', 'ptype', 'hlen', 'plen', 'operation', 'saddr', 'daddr']),
-  ip: new Set(['version', 'hdrlength', 'dscp', 'ecn', 'length', 'id', 'frag-off', 'ttl', 'protocol', 'checksum', 'saddr', 'daddr']),
-  icmp: new Set(['type', 'code', 'checksum', 'id', 'sequence', 'gateway', 'mtu']),
-  igmp: new Set(['type', 'mrt', 'checksum', 'group']),
-  ip6: new Set(['version', 'dscp', 'ecn', 'flowlabel', 'length', 'nexthdr', 'hoplimit', 'saddr', 'daddr']),
-  icmpv6: new Set(['type', 'code', 'checksum', 'parameter-problem', 'mtu', 'id', 'sequence', 'max-delay', 'taddr', 'daddr']),
-  tcp: new Set(['sport', 'dport', 'sequence', 'ackseq', 'doff', 'reserved', 'flags', 'window', 'checksum', 'urgptr']),
-  udp: new Set(['sport', 'dport', 'length', 'checksum']),
-  udplite: new Set(['sport', 'dport', 'csumcov', 'checksum']),
-  sctp: new Set(['sport', 'dport', 'vtag', 'checksum']),
-  dccp: new Set(['sport', 'dport', 'type']),
-  ah: new Set(['nexthdr', 'hdrlength', 'reserved', 'spi', 'sequence']),
-  esp: new Set(['spi', 'sequence']),
-  comp: new Set(['nexthdr', 'flags', 'cpi']),
-  th: new Set(['sport', 'dport']),
-  gre: new Set(['flags', 'version', 'protocol']),
-}));
+export const PAYLOAD_FIELDS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  Object.entries({
+    ether: new Set(['daddr', 'saddr', 'type']),
+    vlan: new Set(['id', 'dei', 'cfi', 'pcp', 'type']),
+    arp: new Set(['htype', 'ptype', 'hlen', 'plen', 'operation', 'saddr', 'daddr']),
+    ip: new Set([
+      'version',
+      'hdrlength',
+      'dscp',
+      'ecn',
+      'length',
+      'id',
+      'frag-off',
+      'ttl',
+      'protocol',
+      'checksum',
+      'saddr',
+      'daddr',
+    ]),
+    icmp: new Set(['type', 'code', 'checksum', 'id', 'sequence', 'gateway', 'mtu']),
+    igmp: new Set(['type', 'mrt', 'checksum', 'group']),
+    ip6: new Set(['version', 'dscp', 'ecn', 'flowlabel', 'length', 'nexthdr', 'hoplimit', 'saddr', 'daddr']),
+    icmpv6: new Set([
+      'type',
+      'code',
+      'checksum',
+      'parameter-problem',
+      'mtu',
+      'id',
+      'sequence',
+      'max-delay',
+      'taddr',
+      'daddr',
+    ]),
+    tcp: new Set(['sport', 'dport', 'sequence', 'ackseq', 'doff', 'reserved', 'flags', 'window', 'checksum', 'urgptr']),
+    udp: new Set(['sport', 'dport', 'length', 'checksum']),
+    udplite: new Set(['sport', 'dport', 'csumcov', 'checksum']),
+    sctp: new Set(['sport', 'dport', 'vtag', 'checksum']),
+    dccp: new Set(['sport', 'dport', 'type']),
+    ah: new Set(['nexthdr', 'hdrlength', 'reserved', 'spi', 'sequence']),
+    esp: new Set(['spi', 'sequence']),
+    comp: new Set(['nexthdr', 'flags', 'cpi']),
+    th: new Set(['sport', 'dport']),
+    gre: new Set(['flags', 'version', 'protocol']),
+  }),
+);
 
 /** IPv6 extension headers (nft(8) EXTENSION HEADER EXPRESSIONS). */
 const EXTHDRS = new Set(['hbh', 'frag', 'dst', 'mh', 'srh']);
 
 export const META_KEYS = new Set([
-  'length', 'protocol', 'priority', 'random', 'secmark', 'mark', 'iif', 'iifname', 'iiftype', 'oif', 'oifname',
-  'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibriport', 'obriport', 'ibrname', 'obrname', 'pkttype',
-  'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'nfproto', 'l4proto', 'ipsec', 'time', 'day', 'hour', 'sdif',
-  'sdifname', 'iifkind', 'oifkind', 'broute', 'ibrpvid', 'ibrvproto',
+  'length',
+  'protocol',
+  'priority',
+  'random',
+  'secmark',
+  'mark',
+  'iif',
+  'iifname',
+  'iiftype',
+  'oif',
+  'oifname',
+  'oiftype',
+  'skuid',
+  'skgid',
+  'nftrace',
+  'rtclassid',
+  'ibriport',
+  'obriport',
+  'ibrname',
+  'obrname',
+  'pkttype',
+  'cpu',
+  'iifgroup',
+  'oifgroup',
+  'cgroup',
+  'nfproto',
+  'l4proto',
+  'ipsec',
+  'time',
+  'day',
+  'hour',
+  'sdif',
+  'sdifname',
+  'iifkind',
+  'oifkind',
+  'broute',
+  'ibrpvid',
+  'ibrvproto',
 ]);
 
 /** Meta keys that may be written without `meta` (parser_bison.y `meta_key_unqualified`). */
 export const META_UNQUALIFIED = new Set([
-  'mark', 'iif', 'iifname', 'iiftype', 'oif', 'oifname', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid',
-  'ibriport', 'obriport', 'ibrname', 'obrname', 'pkttype', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'ipsec',
+  'mark',
+  'iif',
+  'iifname',
+  'iiftype',
+  'oif',
+  'oifname',
+  'oiftype',
+  'skuid',
+  'skgid',
+  'nftrace',
+  'rtclassid',
+  'ibriport',
+  'obriport',
+  'ibrname',
+  'obrname',
+  'pkttype',
+  'cpu',
+  'iifgroup',
+  'oifgroup',
+  'cgroup',
+  'ipsec',
 ]);
 
 const CT_DIRS = new Set(['original', 'reply']);
 const CT_KEYS = new Set([
-  'state', 'direction', 'status', 'mark', 'expiration', 'helper', 'l3proto', 'protocol', 'saddr', 'daddr',
-  'proto-src', 'proto-dst', 'label', 'bytes', 'packets', 'avgpkt', 'zone', 'id', 'event', 'secmark', 'count',
+  'state',
+  'direction',
+  'status',
+  'mark',
+  'expiration',
+  'helper',
+  'l3proto',
+  'protocol',
+  'saddr',
+  'daddr',
+  'proto-src',
+  'proto-dst',
+  'label',
+  'bytes',
+  'packets',
+  'avgpkt',
+  'zone',
+  'id',
+  'event',
+  'secmark',
+  'count',
 ]);
 
-const BINOPS: ReadonlyMap<string, '&' | '|' | '^' | '<<' | '>>'> = new Map(Object.entries({
-  '&': '&', and: '&', '|': '|', or: '|', '^': '^', xor: '^', '<<': '<<', lshift: '<<', '>>': '>>', rshift: '>>',
-} as const));
+const BINOPS: ReadonlyMap<string, '&' | '|' | '^' | '<<' | '>>'> = new Map(
+  Object.entries({
+    '&': '&',
+    and: '&',
+    '|': '|',
+    or: '|',
+    '^': '^',
+    xor: '^',
+    '<<': '<<',
+    lshift: '<<',
+    '>>': '>>',
+    rshift: '>>',
+  } as const),
+);
 
 export const VERDICTS = new Set(['accept', 'drop', 'continue', 'return', 'jump', 'goto', 'queue']);
 
 /** Whether the tokens at the cursor start a left-hand (key) expression rather than a value. */
 export function startsKeyExpr(cur: Cursor, unqualified: boolean): boolean {
   const t = cur.peek();
-  if (t.kind === 'punct') return t.text === '@' && cur.peek(1).kind === 'word' && /^(ll|nh|th|ih)$/.test(cur.peek(1).text) && cur.isPunct(',', 2);
+  if (t.kind === 'punct')
+    return (
+      t.text === '@' && cur.peek(1).kind === 'word' && /^(ll|nh|th|ih)$/.test(cur.peek(1).text) && cur.isPunct(',', 2)
+    );
   if (t.kind !== 'word') return false;
   const w = t.text;
   const n = cur.peek(1);
   const nw = n.kind === 'word' ? n.text : '';
   const fields = PAYLOAD_FIELDS.get(w);
-  if (fields) return fields.has(nw) || (w === 'tcp' && nw === 'option') || (w === 'sctp' && nw === 'chunk') || (w === 'ip' && nw === 'option');
+  if (fields)
+    return (
+      fields.has(nw) ||
+      (w === 'tcp' && nw === 'option') ||
+      (w === 'sctp' && nw === 'chunk') ||
+      (w === 'ip' && nw === 'option')
+    );
   switch (w) {
     case 'meta':
       return META_KEYS.has(nw);
@@ -178,7 +296,8 @@ export function parseKey(cur: Cursor): NftExpr {
         cur.next();
         return { kind: 'rt', family: n, key: cur.next().text, range: r() };
       }
-      if (n === 'nexthop' || n === 'mtu' || n === 'classid' || n === 'ipsec') return { kind: 'rt', key: cur.next().text, range: r() };
+      if (n === 'nexthop' || n === 'mtu' || n === 'classid' || n === 'ipsec')
+        return { kind: 'rt', key: cur.next().text, range: r() };
       return exthdrField(cur, 'rt', start);
     }
     case 'socket':
@@ -205,7 +324,8 @@ function exthdrField(cur: Cursor, name: string, start: Tok): NftExpr {
 function exthdrOption(cur: Cursor, family: string, start: Tok): NftExpr {
   const name = cur.next().text;
   const next = cur.peek();
-  const hasField = next.kind === 'word' && !['exists', 'missing', 'set', '==', '!='].includes(next.text) && !/^[0-9]/.test(next.text);
+  const hasField =
+    next.kind === 'word' && !['exists', 'missing', 'set', '==', '!='].includes(next.text) && !/^[0-9]/.test(next.text);
   const field = hasField ? cur.next().text : undefined;
   return { kind: 'exthdr', family, name, field, range: tokRange(start, cur.prev()) };
 }
@@ -216,7 +336,9 @@ function parseCt(cur: Cursor, start: Tok): NftExpr {
   let key = cur.next().text;
   // libnftables' JSON writes `ct original ip daddr` as key "ip daddr" (src/json.c ct_expr_json).
   if ((key === 'ip' || key === 'ip6') && cur.peek().kind === 'word') key = `${key} ${cur.next().text}`;
-  return dir ? { kind: 'ct', key, dir, range: tokRange(start, cur.prev()) } : { kind: 'ct', key, range: tokRange(start, cur.prev()) };
+  return dir
+    ? { kind: 'ct', key, dir, range: tokRange(start, cur.prev()) }
+    : { kind: 'ct', key, range: tokRange(start, cur.prev()) };
 }
 
 function parseHash(cur: Cursor, mode: 'jhash' | 'symhash', start: Tok): NftExpr {
@@ -261,7 +383,11 @@ export function parseValueConcat(cur: Cursor, keys: boolean): NftExpr {
     cur.next();
     items.push(parseValueBinop(cur, keys));
   }
-  return maybeMap(cur, { kind: 'concat', items, range: spanRange(first.range, (items[items.length - 1] as NftExpr).range) }, keys);
+  return maybeMap(
+    cur,
+    { kind: 'concat', items, range: spanRange(first.range, (items[items.length - 1] as NftExpr).range) },
+    keys,
+  );
 }
 
 /** `KEY map @m` / `KEY map { … }`: a map lookup (the value of a mangle or NAT statement). */
@@ -291,7 +417,7 @@ function parseValueBinop(cur: Cursor, keys: boolean): NftExpr {
 }
 
 function isConst(e: NftExpr): boolean {
-  return e.kind === 'value' || (e.kind === 'list' && e.items.every((i) => i.kind === 'value'));
+  return e.kind === 'value' || (e.kind === 'list' && e.items.every(i => i.kind === 'value'));
 }
 
 /** One value: a literal, a quoted string, `@set`, `{ anonymous set }`, `( … )`, or a key expression. */

@@ -8,12 +8,33 @@ import type { NftExpr, NftFamily, NftMatchOp, NftReject, NftStmt } from './ast.t
 import { logStatement } from './parse-build.ts';
 import type { Cursor } from './parse-cursor.ts';
 import { tokRange, type Tok } from './parse-tokenizer.ts';
-import { describe, parseKeyConcat, parseValue, parseValueAtom, parseValueConcat, parseSetBlock, startsKeyExpr } from './parse-text-expr.ts';
+import {
+  describe,
+  parseKeyConcat,
+  parseValue,
+  parseValueAtom,
+  parseValueConcat,
+  parseSetBlock,
+  startsKeyExpr,
+} from './parse-text-expr.ts';
 import { literal, parseNumber, splitAddrPort, spanRange } from './parse-values.ts';
 
-const OPS: ReadonlyMap<string, NftMatchOp> = new Map(Object.entries({
-  '==': '==', eq: '==', '!=': '!=', ne: '!=', '<': '<', lt: '<', '>': '>', gt: '>', '<=': '<=', le: '<=', '>=': '>=', ge: '>=',
-} as const));
+const OPS: ReadonlyMap<string, NftMatchOp> = new Map(
+  Object.entries({
+    '==': '==',
+    eq: '==',
+    '!=': '!=',
+    ne: '!=',
+    '<': '<',
+    lt: '<',
+    '>': '>',
+    gt: '>',
+    '<=': '<=',
+    le: '<=',
+    '>=': '>=',
+    ge: '>=',
+  } as const),
+);
 
 /** Keys whose values are bit flags: nft compares them with "any of these bits" when no operator is written. */
 function isBitmaskKey(e: NftExpr): boolean {
@@ -74,7 +95,8 @@ export function parseStmt(cur: Cursor, family: NftFamily): NftStmt {
       case 'goto': {
         cur.next();
         const target = cur.next();
-        if (target.kind !== 'word' && target.kind !== 'string') return unknownRest(cur, t, `${t.text} needs a chain name`);
+        if (target.kind !== 'word' && target.kind !== 'string')
+          return unknownRest(cur, t, `${t.text} needs a chain name`);
         return { kind: 'verdict', verdict: t.text, target: target.text, range: r() };
       }
       case 'reject':
@@ -167,7 +189,13 @@ function parseExprStmt(cur: Cursor): NftStmt {
   if (cur.isWord('/')) {
     cur.next();
     const mask = parseValue(cur, { keys: false, list: true });
-    const masked = { kind: 'binop' as const, op: '&' as const, left, right: mask, range: spanRange(left.range, mask.range) };
+    const masked = {
+      kind: 'binop' as const,
+      op: '&' as const,
+      left,
+      right: mask,
+      range: spanRange(left.range, mask.range),
+    };
     return { kind: 'match', op: op ?? '==', left: masked, right, range: spanRange(left.range, mask.range) };
   }
   if (!op) {
@@ -228,7 +256,12 @@ function parseCounter(cur: Cursor): NftStmt {
   let bytes: number | undefined;
   if (cur.isWord('packets')) packets = parseNumber((cur.next(), cur.next()).text);
   if (cur.isWord('bytes')) bytes = parseNumber((cur.next(), cur.next()).text);
-  return { kind: 'counter', ...(packets !== undefined ? { packets } : {}), ...(bytes !== undefined ? { bytes } : {}), range: tokRange(t, cur.prev()) };
+  return {
+    kind: 'counter',
+    ...(packets !== undefined ? { packets } : {}),
+    ...(bytes !== undefined ? { bytes } : {}),
+    range: tokRange(t, cur.prev()),
+  };
 }
 
 function parseLog(cur: Cursor): NftStmt {
@@ -295,7 +328,16 @@ function parseLimit(cur: Cursor): NftStmt {
       if (u !== 'packets') burstUnit = u;
     }
   }
-  return { kind: 'limit', rate, per, burst, unit, ...(burstUnit ? { burstUnit } : {}), inv, range: tokRange(t, cur.prev()) };
+  return {
+    kind: 'limit',
+    rate,
+    per,
+    burst,
+    unit,
+    ...(burstUnit ? { burstUnit } : {}),
+    inv,
+    range: tokRange(t, cur.prev()),
+  };
 }
 
 function parseQuota(cur: Cursor): NftStmt {
@@ -314,7 +356,14 @@ function parseQuota(cur: Cursor): NftStmt {
     used = Number(cur.next().text);
     usedUnit = cur.next().text;
   }
-  return { kind: 'quota', value, unit, ...(used !== undefined ? { used, usedUnit } : {}), inv, range: tokRange(t, cur.prev()) };
+  return {
+    kind: 'quota',
+    value,
+    unit,
+    ...(used !== undefined ? { used, usedUnit } : {}),
+    inv,
+    range: tokRange(t, cur.prev()),
+  };
 }
 
 function parseQueue(cur: Cursor): NftStmt {
@@ -346,7 +395,8 @@ function parseNat(cur: Cursor): NftStmt {
   let family: 'ip' | 'ip6' | undefined;
   if ((cur.isWord('ip') || cur.isWord('ip6')) && !startsKeyExpr(cur, false)) family = cur.next().text as 'ip' | 'ip6';
   // `dnat ip addr . port to …` / `dnat ip prefix to …`: the address form; JSON does not keep it.
-  while (cur.isWord('addr') || cur.isWord('port') || cur.isWord('.') || cur.isWord('prefix') || cur.isWord('interval')) cur.next();
+  while (cur.isWord('addr') || cur.isWord('port') || cur.isWord('.') || cur.isWord('prefix') || cur.isWord('interval'))
+    cur.next();
   let addr: NftExpr | undefined;
   let port: NftExpr | undefined;
   if (cur.isWord('to')) {
@@ -359,7 +409,7 @@ function parseNat(cur: Cursor): NftStmt {
     } else {
       addr = parseValueConcat(cur, true);
     }
-  } else if (!cur.atEnd() && (cur.peek().kind === 'word' && /^[\d[:]/.test(cur.peek().text))) {
+  } else if (!cur.atEnd() && cur.peek().kind === 'word' && /^[\d[:]/.test(cur.peek().text)) {
     // Old syntax without `to` (`dnat 10.0.0.1`), still accepted by nft 1.0.
     const w = cur.next();
     ({ addr, port } = splitAddrPort(w.text, tokRange(w)));
@@ -369,7 +419,15 @@ function parseNat(cur: Cursor): NftStmt {
     flags.push(cur.next().text);
     if (cur.isPunct(',')) cur.next();
   }
-  return { kind: 'nat', type, ...(family ? { family } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags, range: tokRange(t, cur.prev()) };
+  return {
+    kind: 'nat',
+    type,
+    ...(family ? { family } : {}),
+    ...(addr ? { addr } : {}),
+    ...(port ? { port } : {}),
+    flags,
+    range: tokRange(t, cur.prev()),
+  };
 }
 
 /** `update @set { ip saddr timeout 1h }`, `add @set { … }`, `delete @set { … }`. */
@@ -381,7 +439,14 @@ function parseSetStmt(cur: Cursor): NftStmt {
   const block = parseSetBlock(cur, true);
   const items = block.kind === 'set' ? block.items : [];
   const elem = items[0] ?? literal('', block.range);
-  return { kind: 'setop', op: t.text as 'add' | 'update' | 'delete', set: name, elem, stmts: [], range: tokRange(t, cur.prev()) };
+  return {
+    kind: 'setop',
+    op: t.text as 'add' | 'update' | 'delete',
+    set: name,
+    elem,
+    stmts: [],
+    range: tokRange(t, cur.prev()),
+  };
 }
 
 /**

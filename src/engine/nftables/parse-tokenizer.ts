@@ -38,8 +38,20 @@ const PUNCT = new Set(['{', '}', ';', ',', '(', ')', '@', '$']);
 /** Character codes that end a word: whitespace, punctuation, quote and comment start. */
 function endsWord(c: number): boolean {
   return (
-    c === 32 || c === 9 || c === 10 || c === 13 || c === 0x7b || c === 0x7d || c === 0x3b || c === 0x2c ||
-    c === 0x28 || c === 0x29 || c === 0x40 || c === 0x24 || c === 0x22 || c === 0x23
+    c === 32 ||
+    c === 9 ||
+    c === 10 ||
+    c === 13 ||
+    c === 0x7b ||
+    c === 0x7d ||
+    c === 0x3b ||
+    c === 0x2c ||
+    c === 0x28 ||
+    c === 0x29 ||
+    c === 0x40 ||
+    c === 0x24 ||
+    c === 0x22 ||
+    c === 0x23
   );
 }
 
@@ -118,6 +130,14 @@ export class Lexer {
     const col = start - this.lineStart;
     const line = this.line;
     const endCol = col + (end - start);
-    return { kind, text, line, col, endLine: line, endCol, range: { start: { line, character: col }, end: { line, character: endCol } } };
+    return {
+      kind,
+      text,
+      line,
+      col,
+      endLine: line,
+      endCol,
+      range: { start: { line, character: col }, end: { line, character: endCol } },
+    };
   }
 }

@@ -23,8 +23,8 @@ class TableRefs {
     private readonly t: NftTable,
     private readonly d: Diag,
   ) {
-    this.chains = new Set(t.chains.map((c) => c.name));
-    this.sets = new Set(t.sets.map((s) => s.name));
+    this.chains = new Set(t.chains.map(c => c.name));
+    this.sets = new Set(t.sets.map(s => s.name));
   }
 
   run(): void {
@@ -33,11 +33,13 @@ class TableRefs {
   }
 
   private target(name: string, range: Range): void {
-    if (!this.chains.has(name)) this.d.diag('unknown-chain', `no chain ${name} in table ${this.t.family} ${this.t.name}`, range);
+    if (!this.chains.has(name))
+      this.d.diag('unknown-chain', `no chain ${name} in table ${this.t.family} ${this.t.name}`, range);
   }
 
   private setName(name: string, range: Range): void {
-    if (!this.sets.has(name)) this.d.diag('unknown-set', `no set or map @${name} in table ${this.t.family} ${this.t.name}`, range);
+    if (!this.sets.has(name))
+      this.d.diag('unknown-set', `no set or map @${name} in table ${this.t.family} ${this.t.name}`, range);
   }
 
   /** Checks an expression tree depth-first, iteratively (deep input cannot overflow the stack). */

@@ -24,7 +24,9 @@ export function parseNumber(w: string): number | undefined {
 
 /** Words that may be one side of a range: numbers and addresses (a dot or a colon and hex digits). */
 function rangeSide(w: string): boolean {
-  return DEC.test(w) || HEX.test(w) || /^[0-9]+(\.[0-9]+){3}$/.test(w) || (/^[0-9a-fA-F:]+$/.test(w) && w.includes(':'));
+  return (
+    DEC.test(w) || HEX.test(w) || /^[0-9]+(\.[0-9]+){3}$/.test(w) || (/^[0-9a-fA-F:]+$/.test(w) && w.includes(':'))
+  );
 }
 
 /** One word as a value, prefix or range. */
@@ -52,7 +54,9 @@ function rangeDash(w: string): number {
   return -1;
 }
 
-const UNIT_SECONDS: ReadonlyMap<string, number> = new Map(Object.entries({ d: 86400, h: 3600, m: 60, s: 1, ms: 0.001 }));
+const UNIT_SECONDS: ReadonlyMap<string, number> = new Map(
+  Object.entries({ d: 86400, h: 3600, m: 60, s: 1, ms: 0.001 }),
+);
 
 /**
  * `1d2h3m4s500ms`, `10800s`, `3h` or a bare number of seconds, in whole seconds as nft's JSON prints them

@@ -21,7 +21,10 @@ export type ExprOut =
    * still tell that no element could match. */
   | { readonly kind: 'unknown'; readonly reason: string; readonly partial?: readonly (Scalar | null)[] }
   /** A random value: each with its exact probability (numgen). */
-  | { readonly kind: 'choice'; readonly options: readonly { readonly p: Rational; readonly v: readonly Scalar[]; readonly label: string }[] };
+  | {
+      readonly kind: 'choice';
+      readonly options: readonly { readonly p: Rational; readonly v: readonly Scalar[]; readonly label: string }[];
+    };
 
 /** A lowered expression: its value's types (one per concatenated part) and how to read it off the packet. */
 export interface LExpr {

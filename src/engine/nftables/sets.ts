@@ -73,7 +73,9 @@ export function lookupElems(elems: readonly SetElem[], v: readonly Scalar[]): Se
 
 /** Whether some element could contain a key whose null parts are unknown (a linear scan: rare inputs only). */
 export function couldMatch(elems: readonly SetElem[], partial: readonly (Scalar | null)[]): boolean {
-  return elems.some((e) => e.key.length === partial.length && e.key.every((iv, i) => partial[i] === null || inInterval(iv, partial[i]!)));
+  return elems.some(
+    e => e.key.length === partial.length && e.key.every((iv, i) => partial[i] === null || inInterval(iv, partial[i]!)),
+  );
 }
 
 export function lookupSet(set: NftNamedSet, v: readonly Scalar[]): SetElem | null {
@@ -116,7 +118,11 @@ export function literalKey(e: NftExpr, types: readonly DataType[], ctx: LowerCtx
   const inner = e.kind === 'elem' ? e.value : e;
   const parts = inner.kind === 'concat' ? inner.items : [inner];
   if (parts.length !== types.length) {
-    ctx.report('bad-value', `expected ${types.length} concatenated value${types.length === 1 ? '' : 's'} (${types.map((t) => t.name).join(' . ')}), found ${parts.length}`, e.range);
+    ctx.report(
+      'bad-value',
+      `expected ${types.length} concatenated value${types.length === 1 ? '' : 's'} (${types.map(t => t.name).join(' . ')}), found ${parts.length}`,
+      e.range,
+    );
     return null;
   }
   const out: Interval[] = [];
@@ -174,14 +180,18 @@ export function lowerElements(
       }
       if (data === 'verdict') {
         if (dataExpr.kind !== 'verdict') {
-          ctx.report('bad-value', 'a verdict map element maps to a verdict (accept, drop, jump CHAIN, goto CHAIN…)', dataExpr.range);
+          ctx.report(
+            'bad-value',
+            'a verdict map element maps to a verdict (accept, drop, jump CHAIN, goto CHAIN…)',
+            dataExpr.range,
+          );
           continue;
         }
         d = { kind: dataExpr.verdict, ...(dataExpr.target !== undefined ? { chain: dataExpr.target } : {}) } as Verdict;
       } else {
         const dk = literalKey(dataExpr, data, ctx);
         if (!dk) continue;
-        d = dk.map((iv) => iv[0]);
+        d = dk.map(iv => iv[0]);
       }
     }
     out.push({ key, ...(d !== undefined ? { data: d } : {}), text: formatKey(key, keyTypes) });

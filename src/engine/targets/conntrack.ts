@@ -19,7 +19,7 @@ export const notrackTarget = defineTarget<null>({
     untrack(pkt);
     return { effect: CONTINUE, text: 'NOTRACK: connection tracking off for this packet' };
   },
-  describe: () => 'do not track this packet\'s connection (no NAT, state UNTRACKED)',
+  describe: () => "do not track this packet's connection (no NAT, state UNTRACKED)",
 });
 
 export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
@@ -35,7 +35,10 @@ export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
     { name: '--zone-reply', args: 1 },
     { name: '--timeout', args: 1 },
   ],
-  compile: (opts) => ({ notrack: opts.some((o) => o.name === '--notrack'), text: opts.map((o) => [o.name, ...o.args].join(' ')).join(' ') }),
+  compile: opts => ({
+    notrack: opts.some(o => o.name === '--notrack'),
+    text: opts.map(o => [o.name, ...o.args].join(' ')).join(' '),
+  }),
   apply(spec, pkt) {
     if (spec.notrack) {
       untrack(pkt);
@@ -43,5 +46,5 @@ export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
     }
     return { effect: CONTINUE, text: `CT ${spec.text}` };
   },
-  describe: (spec) => (spec.notrack ? 'do not track this packet\'s connection' : `set conntrack options (${spec.text})`),
+  describe: spec => (spec.notrack ? "do not track this packet's connection" : `set conntrack options (${spec.text})`),
 });

@@ -56,9 +56,9 @@ const XMARK_OPTS = ['--set-xmark', '--set-mark', '--or-mark', '--and-mark', '--x
 
 export const markTarget = defineTarget<XMark | null>({
   name: 'MARK',
-  options: XMARK_OPTS.map((name) => ({ name, args: 1 })),
+  options: XMARK_OPTS.map(name => ({ name, args: 1 })),
   compile(opts, ctx) {
-    const o = opts.find((x) => XMARK_OPTS.includes(x.name));
+    const o = opts.find(x => XMARK_OPTS.includes(x.name));
     if (!o) {
       ctx.report(null, 'missing-argument', 'MARK needs --set-xmark, --set-mark, --or-mark, --and-mark or --xor-mark');
       return null;
@@ -71,7 +71,7 @@ export const markTarget = defineTarget<XMark | null>({
     pkt.mark = applyXmark(before, spec);
     return { effect: CONTINUE, text: `MARK ${hex(before)} → ${hex(pkt.mark)}` };
   },
-  describe: (spec) => (spec ? `set packet mark (${spec.text})` : 'set packet mark'),
+  describe: spec => (spec ? `set packet mark (${spec.text})` : 'set packet mark'),
 });
 
 type ConnmarkSpec =
@@ -83,7 +83,7 @@ type ConnmarkSpec =
 export const connmarkTarget = defineTarget<ConnmarkSpec>({
   name: 'CONNMARK',
   options: [
-    ...XMARK_OPTS.map((name) => ({ name, args: 1 })),
+    ...XMARK_OPTS.map(name => ({ name, args: 1 })),
     { name: '--save-mark', args: 0 },
     { name: '--restore-mark', args: 0 },
     { name: '--mask', args: 1 },
@@ -92,12 +92,14 @@ export const connmarkTarget = defineTarget<ConnmarkSpec>({
   ],
   compile(opts, ctx) {
     const maskOf = (name: string) => {
-      const o = opts.find((x) => x.name === name) ?? opts.find((x) => x.name === '--mask');
+      const o = opts.find(x => x.name === name) ?? opts.find(x => x.name === '--mask');
       return o ? (parseU32(o.args[0] ?? '') ?? 0xffffffff) : 0xffffffff;
     };
-    if (opts.some((o) => o.name === '--save-mark')) return { kind: 'save', nfmask: maskOf('--nfmask'), ctmask: maskOf('--ctmask') };
-    if (opts.some((o) => o.name === '--restore-mark')) return { kind: 'restore', nfmask: maskOf('--nfmask'), ctmask: maskOf('--ctmask') };
-    const o = opts.find((x) => XMARK_OPTS.includes(x.name));
+    if (opts.some(o => o.name === '--save-mark'))
+      return { kind: 'save', nfmask: maskOf('--nfmask'), ctmask: maskOf('--ctmask') };
+    if (opts.some(o => o.name === '--restore-mark'))
+      return { kind: 'restore', nfmask: maskOf('--nfmask'), ctmask: maskOf('--ctmask') };
+    const o = opts.find(x => XMARK_OPTS.includes(x.name));
     if (!o) {
       ctx.report(null, 'missing-argument', 'CONNMARK needs --set-xmark/--set-mark/--save-mark/--restore-mark');
       return null;
@@ -107,7 +109,8 @@ export const connmarkTarget = defineTarget<ConnmarkSpec>({
   },
   apply(spec, pkt: PacketState) {
     if (!spec) return { effect: CONTINUE, text: 'CONNMARK (invalid)' };
-    if (pkt.ct.state === 'UNTRACKED' || pkt.ct.state === 'INVALID') return { effect: CONTINUE, text: `CONNMARK: no effect, the packet has no conntrack entry (${pkt.ct.state})` };
+    if (pkt.ct.state === 'UNTRACKED' || pkt.ct.state === 'INVALID')
+      return { effect: CONTINUE, text: `CONNMARK: no effect, the packet has no conntrack entry (${pkt.ct.state})` };
     const before = pkt.ct.mark;
     if (spec.kind === 'set') pkt.ct.mark = applyXmark(before, spec.x);
     else if (spec.kind === 'save') {
@@ -121,5 +124,12 @@ export const connmarkTarget = defineTarget<ConnmarkSpec>({
     }
     return { effect: CONTINUE, text: `CONNMARK ${hex(before)} → ${hex(pkt.ct.mark)}` };
   },
-  describe: (spec) => (!spec ? 'connection mark' : spec.kind === 'set' ? `set connection mark (${spec.x.text})` : spec.kind === 'save' ? 'copy the packet mark to the connection' : 'copy the connection mark to the packet'),
+  describe: spec =>
+    !spec
+      ? 'connection mark'
+      : spec.kind === 'set'
+        ? `set connection mark (${spec.x.text})`
+        : spec.kind === 'save'
+          ? 'copy the packet mark to the connection'
+          : 'copy the connection mark to the packet',
 });

@@ -57,15 +57,22 @@ export function parseNatRange(text: string): NatRange | null {
   return { from, to, portFrom, portTo, text };
 }
 
-function rangeOpt(opts: readonly ParsedOption[], name: string, ctx: CompileContext, required: boolean): NatRange | null {
-  const o = opts.find((x) => x.name === name);
+function rangeOpt(
+  opts: readonly ParsedOption[],
+  name: string,
+  ctx: CompileContext,
+  required: boolean,
+): NatRange | null {
+  const o = opts.find(x => x.name === name);
   if (!o) {
     if (required) ctx.report(null, 'missing-argument', `${name} is required`);
     return null;
   }
   const r = parseNatRange(o.args[0] ?? '');
-  if (!r) ctx.report(o, 'bad-address', `'${o.args[0] ?? ''}' is not a NAT address (addr[-addr][:port[-port]], [v6]:port)`);
-  else if (r.from && r.from.v !== ctx.family) ctx.report(o, 'bad-address', `'${o.args[0]}' is IPv${r.from.v} in an IPv${ctx.family} ruleset`);
+  if (!r)
+    ctx.report(o, 'bad-address', `'${o.args[0] ?? ''}' is not a NAT address (addr[-addr][:port[-port]], [v6]:port)`);
+  else if (r.from && r.from.v !== ctx.family)
+    ctx.report(o, 'bad-address', `'${o.args[0]}' is IPv${r.from.v} in an IPv${ctx.family} ruleset`);
   return r;
 }
 
@@ -113,14 +120,17 @@ export const dnatTarget = defineTarget<DnatSpec>({
     { name: '--random', args: 0 },
     { name: '--persistent', args: 0 },
   ],
-  compile: (opts, ctx) => ({ range: rangeOpt(opts, '--to-destination', ctx, true), random: opts.some((o) => o.name === '--random') }),
+  compile: (opts, ctx) => ({
+    range: rangeOpt(opts, '--to-destination', ctx, true),
+    random: opts.some(o => o.name === '--random'),
+  }),
   apply(spec, pkt) {
     const r = spec.range;
     applyDnat(pkt, r?.from ?? null, r?.portFrom ?? null);
     const n = r ? note(r) : undefined;
     return { effect: ACCEPT, text: `DNAT → ${hostPort(pkt.dst, pkt.dport, pkt)}`, ...(n ? { note: n } : {}) };
   },
-  describe: (spec) => `rewrite the destination to ${spec.range?.text ?? '?'} (DNAT)`,
+  describe: spec => `rewrite the destination to ${spec.range?.text ?? '?'} (DNAT)`,
 });
 
 interface SnatSpec {
@@ -138,14 +148,20 @@ export const snatTarget = defineTarget<SnatSpec>({
     { name: '--random-fully', args: 0 },
     { name: '--persistent', args: 0 },
   ],
-  compile: (opts, ctx) => ({ range: rangeOpt(opts, '--to-source', ctx, true), flags: opts.filter((o) => o.args.length === 0).map((o) => o.name).join(' ') }),
+  compile: (opts, ctx) => ({
+    range: rangeOpt(opts, '--to-source', ctx, true),
+    flags: opts
+      .filter(o => o.args.length === 0)
+      .map(o => o.name)
+      .join(' '),
+  }),
   apply(spec, pkt) {
     const r = spec.range;
     applySnat(pkt, r?.from ?? null, r?.portFrom ?? null);
     const n = r ? note(r) : undefined;
     return { effect: ACCEPT, text: `SNAT → ${hostPort(pkt.src, r?.portFrom ?? null, pkt)}`, ...(n ? { note: n } : {}) };
   },
-  describe: (spec) => `rewrite the source to ${spec.range?.text ?? '?'} (SNAT)`,
+  describe: spec => `rewrite the source to ${spec.range?.text ?? '?'} (SNAT)`,
 });
 
 interface MasqSpec {
@@ -155,7 +171,7 @@ interface MasqSpec {
 }
 
 function portsOpt(opts: readonly ParsedOption[], ctx: CompileContext): { from: number; to: number } | null {
-  const o = opts.find((x) => x.name === '--to-ports');
+  const o = opts.find(x => x.name === '--to-ports');
   if (!o) return null;
   const m = /^(\d{1,5})(?:[-:](\d{1,5}))?$/.exec(o.args[0] ?? '');
   if (!m || Number(m[1]) > 65535 || Number(m[2] ?? m[1]) > 65535) {
@@ -174,23 +190,37 @@ export const masqueradeTarget = defineTarget<MasqSpec>({
     { name: '--random', args: 0 },
     { name: '--random-fully', args: 0 },
   ],
-  compile: (opts, ctx) => ({ ports: portsOpt(opts, ctx), randomFully: opts.some((o) => o.name === '--random-fully'), random: opts.some((o) => o.name === '--random') }),
+  compile: (opts, ctx) => ({
+    ports: portsOpt(opts, ctx),
+    randomFully: opts.some(o => o.name === '--random-fully'),
+    random: opts.some(o => o.name === '--random'),
+  }),
   apply(spec, pkt, env: EvalEnv) {
     // MASQUERADE takes the address the outgoing interface would use (`inet_select_addr`).
     // Without node configuration the node still has an address, only not a known one: the symbolic
     // stand-in (node.ts), so a missing setting never reads as the kernel's "cannot masquerade" drop.
     const src = env.node.masqueradeSource(pkt.outIface ?? env.node.uplink, pkt.family);
-    if (!src) return { effect: { kind: 'drop' }, text: 'MASQUERADE failed: the outgoing interface has no address', note: 'the kernel drops a packet it cannot masquerade' };
+    if (!src)
+      return {
+        effect: { kind: 'drop' },
+        text: 'MASQUERADE failed: the outgoing interface has no address',
+        note: 'the kernel drops a packet it cannot masquerade',
+      };
     applySnat(pkt, src, spec.ports?.from ?? null);
     const portNote = spec.randomFully ? ' (source port randomized, --random-fully)' : '';
     const symbolic = env.node.isSymbolicAddr(src);
     return {
       effect: ACCEPT,
       text: `MASQUERADE → ${env.node.show(src)}${portNote}`,
-      ...(symbolic ? { note: `masqueraded to the node's address on ${env.node.uplink}, which no setting gives (pass --node-ip or set packetlens.node.addresses to see it)` } : {}),
+      ...(symbolic
+        ? {
+            note: `masqueraded to the node's address on ${env.node.uplink}, which no setting gives (pass --node-ip or set packetlens.node.addresses to see it)`,
+          }
+        : {}),
     };
   },
-  describe: (spec) => `rewrite the source to the outgoing interface's address (MASQUERADE${spec.randomFully ? ', random source port' : ''})`,
+  describe: spec =>
+    `rewrite the source to the outgoing interface's address (MASQUERADE${spec.randomFully ? ', random source port' : ''})`,
 });
 
 export const redirectTarget = defineTarget<{ ports: { from: number; to: number } | null }>({
@@ -204,13 +234,20 @@ export const redirectTarget = defineTarget<{ ports: { from: number; to: number }
   compile: (opts, ctx) => ({ ports: portsOpt(opts, ctx) }),
   apply(spec, pkt, env) {
     // Locally generated packets go to loopback; received ones to the first address of the incoming interface.
-    const addr = env.hook === 'OUTPUT' ? (pkt.family === 4 ? { v: 4 as const, n: 0x7f000001 } : { v: 6 as const, n: 1n }) : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
+    const addr =
+      env.hook === 'OUTPUT'
+        ? pkt.family === 4
+          ? { v: 4 as const, n: 0x7f000001 }
+          : { v: 6 as const, n: 1n }
+        : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
     if (!addr) return { effect: { kind: 'drop' }, text: 'REDIRECT failed: the incoming interface has no address' };
     applyDnat(pkt, addr, spec.ports?.from ?? null);
-    const shown = env.node.isSymbolicAddr(pkt.dst) ? `${env.node.show(pkt.dst)}${portPart(pkt, pkt.dport)}` : hostPort(pkt.dst, pkt.dport, pkt);
+    const shown = env.node.isSymbolicAddr(pkt.dst)
+      ? `${env.node.show(pkt.dst)}${portPart(pkt, pkt.dport)}`
+      : hostPort(pkt.dst, pkt.dport, pkt);
     return { effect: ACCEPT, text: `REDIRECT → ${shown}` };
   },
-  describe: (spec) => `redirect to this node${spec.ports ? ` port ${spec.ports.from}` : ''} (REDIRECT)`,
+  describe: spec => `redirect to this node${spec.ports ? ` port ${spec.ports.from}` : ''} (REDIRECT)`,
 });
 
 export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
@@ -218,7 +255,7 @@ export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
   tables: ['nat'],
   options: [{ name: '--to', args: 1 }],
   compile(opts, ctx) {
-    const o = opts.find((x) => x.name === '--to');
+    const o = opts.find(x => x.name === '--to');
     const net = o ? parseNet(o.args[0] ?? '') : null;
     if (!net) ctx.report(o ?? null, 'bad-address', `NETMAP needs --to address/mask`);
     return { net, text: o?.args[0] ?? '' };
@@ -235,5 +272,5 @@ export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
     else applySnat(pkt, mapped, null);
     return { effect: ACCEPT, text: `NETMAP → ${formatAddr(mapped)}` };
   },
-  describe: (spec) => `map addresses into ${spec.text} (NETMAP)`,
+  describe: spec => `map addresses into ${spec.text} (NETMAP)`,
 });

@@ -12,19 +12,34 @@ function passive(name: string, options: OptionSpec[], what: string): TargetModul
   return defineTarget<{ text: string }>({
     name,
     options,
-    compile: (opts) => ({ text: opts.map((o) => [o.name, ...o.args].join(' ')).join(' ') }),
-    apply: (spec) => ({ effect: CONTINUE, text: `${name}${spec.text ? ` ${spec.text}` : ''}` }),
-    describe: (spec) => `${what}${spec.text ? ` (${spec.text})` : ''}; the packet continues`,
+    compile: opts => ({ text: opts.map(o => [o.name, ...o.args].join(' ')).join(' ') }),
+    apply: spec => ({ effect: CONTINUE, text: `${name}${spec.text ? ` ${spec.text}` : ''}` }),
+    describe: spec => `${what}${spec.text ? ` (${spec.text})` : ''}; the packet continues`,
   });
 }
 
-const a1 = (...names: string[]): OptionSpec[] => names.map((name) => ({ name, args: 1 }));
-const a0 = (...names: string[]): OptionSpec[] => names.map((name) => ({ name, args: 0 }));
+const a1 = (...names: string[]): OptionSpec[] => names.map(name => ({ name, args: 1 }));
+const a0 = (...names: string[]): OptionSpec[] => names.map(name => ({ name, args: 0 }));
 
 export const PASSIVE_TARGETS: TargetModule<unknown>[] = [
-  passive('LOG', [...a1('--log-level', '--log-prefix'), ...a0('--log-tcp-sequence', '--log-tcp-options', '--log-ip-options', '--log-uid', '--log-macdecode')], 'log the packet to the kernel log'),
-  passive('NFLOG', [...a1('--nflog-group', '--nflog-prefix', '--nflog-range', '--nflog-size', '--nflog-threshold')], 'send the packet to userspace logging (nfnetlink_log)'),
-  passive('ULOG', a1('--ulog-nlgroup', '--ulog-prefix', '--ulog-cprange', '--ulog-qthreshold'), 'log the packet (ULOG)'),
+  passive(
+    'LOG',
+    [
+      ...a1('--log-level', '--log-prefix'),
+      ...a0('--log-tcp-sequence', '--log-tcp-options', '--log-ip-options', '--log-uid', '--log-macdecode'),
+    ],
+    'log the packet to the kernel log',
+  ),
+  passive(
+    'NFLOG',
+    [...a1('--nflog-group', '--nflog-prefix', '--nflog-range', '--nflog-size', '--nflog-threshold')],
+    'send the packet to userspace logging (nfnetlink_log)',
+  ),
+  passive(
+    'ULOG',
+    a1('--ulog-nlgroup', '--ulog-prefix', '--ulog-cprange', '--ulog-qthreshold'),
+    'log the packet (ULOG)',
+  ),
   passive('TRACE', [], 'trace the packet through every table (kernel TRACE)'),
   passive('CHECKSUM', a0('--checksum-fill'), 'fill in the checksum'),
   passive('TCPMSS', [...a1('--set-mss'), ...a0('--clamp-mss-to-pmtu')], 'change the TCP MSS option'),
@@ -33,7 +48,14 @@ export const PASSIVE_TARGETS: TargetModule<unknown>[] = [
   passive('TTL', a1('--ttl-set', '--ttl-dec', '--ttl-inc'), 'change the TTL'),
   passive('HL', a1('--hl-set', '--hl-dec', '--hl-inc'), 'change the hop limit'),
   passive('CLASSIFY', a1('--set-class'), 'set the traffic-control class'),
-  passive('SET', [...a1('--add-set', '--del-set', '--map-set', '--timeout'), ...a0('--exist', '--map-mark', '--map-prio', '--map-queue')], 'add or remove the packet\'s addresses in an ipset'),
+  passive(
+    'SET',
+    [
+      ...a1('--add-set', '--del-set', '--map-set', '--timeout'),
+      ...a0('--exist', '--map-mark', '--map-prio', '--map-queue'),
+    ],
+    "add or remove the packet's addresses in an ipset",
+  ),
   passive('AUDIT', a1('--type'), 'write an audit record'),
   passive('SECMARK', a1('--selctx'), 'set the SELinux security mark'),
   passive('CONNSECMARK', a0('--save', '--restore'), 'copy the SELinux security mark'),

@@ -15,8 +15,11 @@ export const nfqueueTarget = defineTarget<{ text: string }>({
     { name: '--queue-cpu-fanout', args: 0 },
     { name: '--fail-open', args: 0 },
   ],
-  compile: (opts) => ({ text: opts.map((o) => [o.name, ...o.args].join(' ')).join(' ') }),
-  apply: (spec) => ({ effect: { kind: 'unknown', reason: `NFQUEUE ${spec.text}: a userspace program decides the verdict` }, text: `NFQUEUE ${spec.text}` }),
+  compile: opts => ({ text: opts.map(o => [o.name, ...o.args].join(' ')).join(' ') }),
+  apply: spec => ({
+    effect: { kind: 'unknown', reason: `NFQUEUE ${spec.text}: a userspace program decides the verdict` },
+    text: `NFQUEUE ${spec.text}`,
+  }),
   describe: () => 'hand the packet to a userspace program, which decides',
 });
 
@@ -29,18 +32,21 @@ export const tproxyTarget = defineTarget<{ text: string; mark: { value: number; 
     { name: '--on-ip', args: 1 },
     { name: '--tproxy-mark', args: 1 },
   ],
-  compile: (opts) => {
-    const m = opts.find((o) => o.name === '--tproxy-mark')?.args[0];
-    return { text: opts.map((o) => [o.name, ...o.args].join(' ')).join(' '), mark: m ? parseMarkMask(m) : null };
+  compile: opts => {
+    const m = opts.find(o => o.name === '--tproxy-mark')?.args[0];
+    return { text: opts.map(o => [o.name, ...o.args].join(' ')).join(' '), mark: m ? parseMarkMask(m) : null };
   },
   apply(spec, pkt) {
     if (spec.mark) pkt.mark = (((pkt.mark & ~spec.mark.mask) >>> 0) ^ spec.mark.value) >>> 0;
     return {
-      effect: { kind: 'unknown', reason: `TPROXY ${spec.text}: accepted if a transparent socket listens, else dropped` },
+      effect: {
+        kind: 'unknown',
+        reason: `TPROXY ${spec.text}: accepted if a transparent socket listens, else dropped`,
+      },
       text: `TPROXY ${spec.text}${spec.mark ? ` (mark ${hex(pkt.mark)})` : ''}`,
     };
   },
-  describe: (spec) => `deliver to a local transparent proxy (${spec.text})`,
+  describe: spec => `deliver to a local transparent proxy (${spec.text})`,
 });
 
 export const synproxyTarget = defineTarget<{ text: string }>({
@@ -52,7 +58,7 @@ export const synproxyTarget = defineTarget<{ text: string }>({
     { name: '--timestamp', args: 0 },
     { name: '--ecn', args: 0 },
   ],
-  compile: (opts) => ({ text: opts.map((o) => [o.name, ...o.args].join(' ')).join(' ') }),
+  compile: opts => ({ text: opts.map(o => [o.name, ...o.args].join(' ')).join(' ') }),
   apply: () => ({ effect: { kind: 'unknown', reason: 'SYNPROXY answers the handshake itself' }, text: 'SYNPROXY' }),
   describe: () => 'answer the TCP handshake on behalf of the server (SYNPROXY)',
 });

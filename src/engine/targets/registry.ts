@@ -8,11 +8,23 @@ import { rejectTarget } from './reject.ts';
 import type { TargetModule } from './types.ts';
 
 const ALL: TargetModule<unknown>[] = [
-  dnatTarget, snatTarget, masqueradeTarget, redirectTarget, netmapTarget, markTarget, connmarkTarget, rejectTarget,
-  notrackTarget, ctTarget, nfqueueTarget, tproxyTarget, synproxyTarget, ...PASSIVE_TARGETS,
+  dnatTarget,
+  snatTarget,
+  masqueradeTarget,
+  redirectTarget,
+  netmapTarget,
+  markTarget,
+  connmarkTarget,
+  rejectTarget,
+  notrackTarget,
+  ctTarget,
+  nfqueueTarget,
+  tproxyTarget,
+  synproxyTarget,
+  ...PASSIVE_TARGETS,
 ];
 
-export const TARGETS: ReadonlyMap<string, TargetModule<unknown>> = new Map(ALL.map((t) => [t.name, t]));
+export const TARGETS: ReadonlyMap<string, TargetModule<unknown>> = new Map(ALL.map(t => [t.name, t]));
 
 /** Verdicts every table knows without an extension. */
 export const STANDARD_TARGETS = new Set(['ACCEPT', 'DROP', 'RETURN', 'QUEUE']);

@@ -5,7 +5,7 @@
 export class Disposable {
   constructor(private readonly fn: () => void) {}
   static from(...ds: { dispose(): unknown }[]): Disposable {
-    return new Disposable(() => ds.forEach((d) => d.dispose()));
+    return new Disposable(() => ds.forEach(d => d.dispose()));
   }
   dispose(): void {
     this.fn();
@@ -16,7 +16,7 @@ export type Event<T> = (listener: (e: T) => unknown) => Disposable;
 
 export class EventEmitter<T> {
   readonly listeners = new Set<(e: T) => unknown>();
-  readonly event: Event<T> = (listener) => {
+  readonly event: Event<T> = listener => {
     this.listeners.add(listener);
     return new Disposable(() => this.listeners.delete(listener));
   };
@@ -147,7 +147,10 @@ export class FakeTextDocument {
   }
   getText(range?: Range): string {
     if (!range) return this.text;
-    return this.text.slice(this.offset(range.start.line, range.start.character), this.offset(range.end.line, range.end.character));
+    return this.text.slice(
+      this.offset(range.start.line, range.start.character),
+      this.offset(range.end.line, range.end.character),
+    );
   }
   edit(text: string): void {
     this.text = text;

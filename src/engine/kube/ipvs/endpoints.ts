@@ -24,25 +24,36 @@ interface Categories {
   readonly local: readonly EndpointInfo[];
 }
 
-function categorize(eps: readonly EndpointInfo[], sp: ServicePortInfo, nodeName: string, accessible: boolean): Categories {
+function categorize(
+  eps: readonly EndpointInfo[],
+  sp: ServicePortInfo,
+  nodeName: string,
+  accessible: boolean,
+): Categories {
   const usesCluster = !internalPolicyLocal(sp) || accessible;
   const usesLocal = internalPolicyLocal(sp) || (externalPolicyLocal(sp) && accessible);
   let cluster: EndpointInfo[] = [];
   if (usesCluster) {
-    cluster = eps.filter((e) => e.ready);
-    if (cluster.length === 0) cluster = eps.filter((e) => e.serving && e.terminating);
+    cluster = eps.filter(e => e.ready);
+    if (cluster.length === 0) cluster = eps.filter(e => e.serving && e.terminating);
   }
   let local: EndpointInfo[] = [];
   if (usesLocal) {
-    const mine = eps.filter((e) => e.nodeName === nodeName);
-    local = mine.filter((e) => e.ready);
-    if (local.length === 0) local = mine.filter((e) => e.serving && e.terminating);
+    const mine = eps.filter(e => e.nodeName === nodeName);
+    local = mine.filter(e => e.ready);
+    if (local.length === 0) local = mine.filter(e => e.serving && e.terminating);
   }
   return { cluster, local };
 }
 
 /** The endpoints of one virtual server, `onlyNodeLocal` as syncEndpoint is called for it. */
-export function realServerEndpoints(eps: readonly EndpointInfo[], sp: ServicePortInfo, nodeName: string, accessible: boolean, onlyNodeLocal: boolean): readonly EndpointInfo[] {
+export function realServerEndpoints(
+  eps: readonly EndpointInfo[],
+  sp: ServicePortInfo,
+  nodeName: string,
+  accessible: boolean,
+  onlyNodeLocal: boolean,
+): readonly EndpointInfo[] {
   const { cluster, local } = categorize(eps, sp, nodeName, accessible);
   if (!onlyNodeLocal) return cluster;
   return local.length > 0 ? local : cluster;

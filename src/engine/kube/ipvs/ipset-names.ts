@@ -31,21 +31,69 @@ export const KUBE_HEALTH_CHECK_NODE_PORT = 'KUBE-HEALTH-CHECK-NODE-PORT';
 export const KUBE_IPVS_IPS = 'KUBE-IPVS-IPS';
 
 export const IPSET_DEFS: readonly IpsetDef[] = [
-  { name: KUBE_LOOP_BACK, type: 'hash:ip,port,ip', comment: 'Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose' },
-  { name: KUBE_CLUSTER_IP, type: 'hash:ip,port', comment: 'Kubernetes service cluster ip + port for masquerade purpose' },
-  { name: KUBE_EXTERNAL_IP, type: 'hash:ip,port', comment: 'Kubernetes service external ip + port for masquerade and filter purpose' },
-  { name: KUBE_EXTERNAL_IP_LOCAL, type: 'hash:ip,port', comment: 'Kubernetes service external ip + port with externalTrafficPolicy=local' },
+  {
+    name: KUBE_LOOP_BACK,
+    type: 'hash:ip,port,ip',
+    comment: 'Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose',
+  },
+  {
+    name: KUBE_CLUSTER_IP,
+    type: 'hash:ip,port',
+    comment: 'Kubernetes service cluster ip + port for masquerade purpose',
+  },
+  {
+    name: KUBE_EXTERNAL_IP,
+    type: 'hash:ip,port',
+    comment: 'Kubernetes service external ip + port for masquerade and filter purpose',
+  },
+  {
+    name: KUBE_EXTERNAL_IP_LOCAL,
+    type: 'hash:ip,port',
+    comment: 'Kubernetes service external ip + port with externalTrafficPolicy=local',
+  },
   { name: KUBE_LOAD_BALANCER, type: 'hash:ip,port', comment: 'Kubernetes service lb portal' },
-  { name: KUBE_LOAD_BALANCER_FW, type: 'hash:ip,port', comment: 'Kubernetes service load balancer ip + port for load balancer with sourceRange' },
-  { name: KUBE_LOAD_BALANCER_LOCAL, type: 'hash:ip,port', comment: 'Kubernetes service load balancer ip + port with externalTrafficPolicy=local' },
-  { name: KUBE_LOAD_BALANCER_SOURCE_IP, type: 'hash:ip,port,ip', comment: 'Kubernetes service load balancer ip + port + source IP for packet filter purpose' },
-  { name: KUBE_LOAD_BALANCER_SOURCE_CIDR, type: 'hash:ip,port,net', comment: 'Kubernetes service load balancer ip + port + source cidr for packet filter purpose' },
+  {
+    name: KUBE_LOAD_BALANCER_FW,
+    type: 'hash:ip,port',
+    comment: 'Kubernetes service load balancer ip + port for load balancer with sourceRange',
+  },
+  {
+    name: KUBE_LOAD_BALANCER_LOCAL,
+    type: 'hash:ip,port',
+    comment: 'Kubernetes service load balancer ip + port with externalTrafficPolicy=local',
+  },
+  {
+    name: KUBE_LOAD_BALANCER_SOURCE_IP,
+    type: 'hash:ip,port,ip',
+    comment: 'Kubernetes service load balancer ip + port + source IP for packet filter purpose',
+  },
+  {
+    name: KUBE_LOAD_BALANCER_SOURCE_CIDR,
+    type: 'hash:ip,port,net',
+    comment: 'Kubernetes service load balancer ip + port + source cidr for packet filter purpose',
+  },
   { name: KUBE_NODE_PORT_TCP, type: 'bitmap:port', comment: 'Kubernetes nodeport TCP port for masquerade purpose' },
-  { name: KUBE_NODE_PORT_LOCAL_TCP, type: 'bitmap:port', comment: 'Kubernetes nodeport TCP port with externalTrafficPolicy=local' },
+  {
+    name: KUBE_NODE_PORT_LOCAL_TCP,
+    type: 'bitmap:port',
+    comment: 'Kubernetes nodeport TCP port with externalTrafficPolicy=local',
+  },
   { name: KUBE_NODE_PORT_UDP, type: 'bitmap:port', comment: 'Kubernetes nodeport UDP port for masquerade purpose' },
-  { name: KUBE_NODE_PORT_LOCAL_UDP, type: 'bitmap:port', comment: 'Kubernetes nodeport UDP port with externalTrafficPolicy=local' },
-  { name: KUBE_NODE_PORT_SCTP, type: 'hash:ip,port', comment: "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'" },
-  { name: KUBE_NODE_PORT_LOCAL_SCTP, type: 'hash:ip,port', comment: "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'" },
+  {
+    name: KUBE_NODE_PORT_LOCAL_UDP,
+    type: 'bitmap:port',
+    comment: 'Kubernetes nodeport UDP port with externalTrafficPolicy=local',
+  },
+  {
+    name: KUBE_NODE_PORT_SCTP,
+    type: 'hash:ip,port',
+    comment: "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'",
+  },
+  {
+    name: KUBE_NODE_PORT_LOCAL_SCTP,
+    type: 'hash:ip,port',
+    comment: "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'",
+  },
   { name: KUBE_HEALTH_CHECK_NODE_PORT, type: 'bitmap:port', comment: 'Kubernetes health check node port' },
   { name: KUBE_IPVS_IPS, type: 'hash:ip', comment: 'Addresses on the ipvs interface' },
 ];

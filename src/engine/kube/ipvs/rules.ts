@@ -19,8 +19,21 @@ import type { TableRules } from '../synth/iptables.ts';
 import * as S from './ipset-names.ts';
 import { IPSET_DEFS } from './ipset-names.ts';
 
-export const NAT_CHAINS = ['KUBE-SERVICES', 'KUBE-POSTROUTING', 'KUBE-NODE-PORT', 'KUBE-LOAD-BALANCER', 'KUBE-MARK-MASQ'];
-export const FILTER_CHAINS = ['KUBE-FORWARD', 'KUBE-NODE-PORT', 'KUBE-PROXY-FIREWALL', 'KUBE-SOURCE-RANGES-FIREWALL', 'KUBE-IPVS-FILTER', 'KUBE-IPVS-OUT-FILTER'];
+export const NAT_CHAINS = [
+  'KUBE-SERVICES',
+  'KUBE-POSTROUTING',
+  'KUBE-NODE-PORT',
+  'KUBE-LOAD-BALANCER',
+  'KUBE-MARK-MASQ',
+];
+export const FILTER_CHAINS = [
+  'KUBE-FORWARD',
+  'KUBE-NODE-PORT',
+  'KUBE-PROXY-FIREWALL',
+  'KUBE-SOURCE-RANGES-FIREWALL',
+  'KUBE-IPVS-FILTER',
+  'KUBE-IPVS-OUT-FILTER',
+];
 
 /** `ipsetWithIptablesChain`: set, table, chain, target, match flags, protocol. Local NodePort sets come first. */
 const IPSET_CHAINS: readonly [string, 'nat' | 'filter', string, string, string, string][] = [
@@ -51,7 +64,7 @@ export interface RulesInput {
   readonly randomFully: boolean;
 }
 
-const comment = (set: string) => `"${IPSET_DEFS.find((d) => d.name === set)!.comment}"`;
+const comment = (set: string) => `"${IPSET_DEFS.find(d => d.name === set)!.comment}"`;
 
 export function writeIptablesRules(input: RulesInput): { nat: TableRules; filter: TableRules } {
   const nat: string[] = [];
@@ -64,10 +77,37 @@ export function writeIptablesRules(input: RulesInput): { nat: TableRules; filter
   w(nat, '-A', 'KUBE-SERVICES', '-s', lo, '-j', 'RETURN');
   for (const [name, table, from, to, dirs, proto] of IPSET_CHAINS) {
     if (!has(name)) continue;
-    w(table === 'nat' ? nat : filter, '-A', from, proto ? ['-p', proto] : [], '-m', 'comment', '--comment', comment(name), '-m', 'set', '--match-set', set(name), dirs, '-j', to);
+    w(
+      table === 'nat' ? nat : filter,
+      '-A',
+      from,
+      proto ? ['-p', proto] : [],
+      '-m',
+      'comment',
+      '--comment',
+      comment(name),
+      '-m',
+      'set',
+      '--match-set',
+      set(name),
+      dirs,
+      '-j',
+      to,
+    );
   }
   if (has(S.KUBE_CLUSTER_IP)) {
-    const args = ['-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', comment(S.KUBE_CLUSTER_IP), '-m', 'set', '--match-set', set(S.KUBE_CLUSTER_IP)];
+    const args = [
+      '-A',
+      'KUBE-SERVICES',
+      '-m',
+      'comment',
+      '--comment',
+      comment(S.KUBE_CLUSTER_IP),
+      '-m',
+      'set',
+      '--match-set',
+      set(S.KUBE_CLUSTER_IP),
+    ];
     if (input.masqueradeAll) w(nat, args, 'dst,dst', '-j', 'KUBE-MARK-MASQ');
     else if (input.detector) w(nat, args, 'dst,dst', '!', '-s', input.detector, '-j', 'KUBE-MARK-MASQ');
     // No detector: masquerade node traffic whose source is a VIP (kube-ipvs0 makes it the source address).
@@ -78,32 +118,153 @@ export function writeIptablesRules(input: RulesInput): { nat: TableRules; filter
     w(nat, args, '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'ACCEPT');
   };
   if (has(S.KUBE_EXTERNAL_IP)) {
-    const args = ['-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', comment(S.KUBE_EXTERNAL_IP), '-m', 'set', '--match-set', set(S.KUBE_EXTERNAL_IP), 'dst,dst'];
+    const args = [
+      '-A',
+      'KUBE-SERVICES',
+      '-m',
+      'comment',
+      '--comment',
+      comment(S.KUBE_EXTERNAL_IP),
+      '-m',
+      'set',
+      '--match-set',
+      set(S.KUBE_EXTERNAL_IP),
+      'dst,dst',
+    ];
     w(nat, args, '-j', 'KUBE-MARK-MASQ');
     externalIPRules(args);
   }
   if (has(S.KUBE_EXTERNAL_IP_LOCAL)) {
-    externalIPRules(['-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', comment(S.KUBE_EXTERNAL_IP_LOCAL), '-m', 'set', '--match-set', set(S.KUBE_EXTERNAL_IP_LOCAL), 'dst,dst']);
+    externalIPRules([
+      '-A',
+      'KUBE-SERVICES',
+      '-m',
+      'comment',
+      '--comment',
+      comment(S.KUBE_EXTERNAL_IP_LOCAL),
+      '-m',
+      'set',
+      '--match-set',
+      set(S.KUBE_EXTERNAL_IP_LOCAL),
+      'dst,dst',
+    ]);
   }
   w(nat, '-A', 'KUBE-SERVICES', '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'KUBE-NODE-PORT');
   w(nat, '-A', 'KUBE-LOAD-BALANCER', '-j', 'KUBE-MARK-MASQ');
   w(filter, '-A', 'KUBE-SOURCE-RANGES-FIREWALL', '-j', 'DROP');
   for (const e of input.lbNoNodeAccess) {
-    w(filter, '-A', 'KUBE-IPVS-OUT-FILTER', '-s', e.ip, '-m', 'ipvs', '--vaddr', e.ip, '--vproto', e.protocol, '--vport', String(e.port), '-j', 'DROP');
+    w(
+      filter,
+      '-A',
+      'KUBE-IPVS-OUT-FILTER',
+      '-s',
+      e.ip,
+      '-m',
+      'ipvs',
+      '--vaddr',
+      e.ip,
+      '--vproto',
+      e.protocol,
+      '--vport',
+      String(e.port),
+      '-j',
+      'DROP',
+    );
   }
   // acceptIPVSTraffic: "Those rules must be in the end of KUBE-SERVICE chain".
-  for (const name of [S.KUBE_CLUSTER_IP, S.KUBE_LOAD_BALANCER]) if (has(name)) w(nat, '-A', 'KUBE-SERVICES', '-m', 'set', '--match-set', set(name), 'dst,dst', '-j', 'ACCEPT');
-  w(filter, '-A', 'KUBE-FORWARD', '-m', 'comment', '--comment', '"kubernetes forwarding rules"', '-m', 'mark', '--mark', `${input.mark}/${input.mark}`, '-j', 'ACCEPT');
-  w(filter, '-A', 'KUBE-FORWARD', '-m', 'comment', '--comment', '"kubernetes forwarding conntrack rule"', '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT');
-  w(filter, '-A', 'KUBE-NODE-PORT', '-m', 'comment', '--comment', comment(S.KUBE_HEALTH_CHECK_NODE_PORT), '-m', 'set', '--match-set', set(S.KUBE_HEALTH_CHECK_NODE_PORT), 'dst', '-j', 'ACCEPT');
+  for (const name of [S.KUBE_CLUSTER_IP, S.KUBE_LOAD_BALANCER])
+    if (has(name)) w(nat, '-A', 'KUBE-SERVICES', '-m', 'set', '--match-set', set(name), 'dst,dst', '-j', 'ACCEPT');
+  w(
+    filter,
+    '-A',
+    'KUBE-FORWARD',
+    '-m',
+    'comment',
+    '--comment',
+    '"kubernetes forwarding rules"',
+    '-m',
+    'mark',
+    '--mark',
+    `${input.mark}/${input.mark}`,
+    '-j',
+    'ACCEPT',
+  );
+  w(
+    filter,
+    '-A',
+    'KUBE-FORWARD',
+    '-m',
+    'comment',
+    '--comment',
+    '"kubernetes forwarding conntrack rule"',
+    '-m',
+    'conntrack',
+    '--ctstate',
+    'RELATED,ESTABLISHED',
+    '-j',
+    'ACCEPT',
+  );
+  w(
+    filter,
+    '-A',
+    'KUBE-NODE-PORT',
+    '-m',
+    'comment',
+    '--comment',
+    comment(S.KUBE_HEALTH_CHECK_NODE_PORT),
+    '-m',
+    'set',
+    '--match-set',
+    set(S.KUBE_HEALTH_CHECK_NODE_PORT),
+    'dst',
+    '-j',
+    'ACCEPT',
+  );
   for (const name of [S.KUBE_LOAD_BALANCER, S.KUBE_CLUSTER_IP, S.KUBE_EXTERNAL_IP, S.KUBE_EXTERNAL_IP_LOCAL]) {
     w(filter, '-A', 'KUBE-IPVS-FILTER', '-m', 'set', '--match-set', set(name), 'dst,dst', '-j', 'RETURN');
   }
-  w(filter, '-A', 'KUBE-IPVS-FILTER', '-m', 'set', '--match-set', set(S.KUBE_HEALTH_CHECK_NODE_PORT), 'dst', '-j', 'RETURN');
-  w(filter, '-A', 'KUBE-IPVS-FILTER', '-m', 'conntrack', '--ctstate', 'NEW', '-m', 'set', '--match-set', set(S.KUBE_IPVS_IPS), 'dst', '-j', 'REJECT');
+  w(
+    filter,
+    '-A',
+    'KUBE-IPVS-FILTER',
+    '-m',
+    'set',
+    '--match-set',
+    set(S.KUBE_HEALTH_CHECK_NODE_PORT),
+    'dst',
+    '-j',
+    'RETURN',
+  );
+  w(
+    filter,
+    '-A',
+    'KUBE-IPVS-FILTER',
+    '-m',
+    'conntrack',
+    '--ctstate',
+    'NEW',
+    '-m',
+    'set',
+    '--match-set',
+    set(S.KUBE_IPVS_IPS),
+    'dst',
+    '-j',
+    'REJECT',
+  );
   w(nat, '-A', 'KUBE-POSTROUTING', '-m', 'mark', '!', '--mark', `${input.mark}/${input.mark}`, '-j', 'RETURN');
   w(nat, '-A', 'KUBE-POSTROUTING', '-j', 'MARK', '--xor-mark', input.mark);
-  w(nat, '-A', 'KUBE-POSTROUTING', '-m', 'comment', '--comment', '"kubernetes service traffic requiring SNAT"', '-j', 'MASQUERADE', ...(input.randomFully ? ['--random-fully'] : []));
+  w(
+    nat,
+    '-A',
+    'KUBE-POSTROUTING',
+    '-m',
+    'comment',
+    '--comment',
+    '"kubernetes service traffic requiring SNAT"',
+    '-j',
+    'MASQUERADE',
+    ...(input.randomFully ? ['--random-fully'] : []),
+  );
   w(nat, '-A', 'KUBE-MARK-MASQ', '-j', 'MARK', '--or-mark', input.mark);
   return { nat: { chains: [...NAT_CHAINS], rules: nat }, filter: { chains: [...FILTER_CHAINS], rules: filter } };
 }

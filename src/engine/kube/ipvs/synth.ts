@@ -63,18 +63,20 @@ function familyOf(ip: string): 4 | 6 | null {
 
 /** The node addresses NodePorts listen on (`nodeAddressSet` or `nodePortAddresses.GetNodeIPs`, no loopback). */
 function nodePortIPs(nodeIPs: readonly string[], family: 4 | 6, cidrs: readonly string[] | null): string[] {
-  const nets = (cidrs ?? []).map((c) => parseNet(c)).filter((n): n is NonNullable<typeof n> => n !== null && n.v === family);
-  const matchAll = nets.length === 0 || nets.some((n) => n.prefix === 0);
-  return nodeIPs.filter((ip) => {
+  const nets = (cidrs ?? [])
+    .map(c => parseNet(c))
+    .filter((n): n is NonNullable<typeof n> => n !== null && n.v === family);
+  const matchAll = nets.length === 0 || nets.some(n => n.prefix === 0);
+  return nodeIPs.filter(ip => {
     const a = parseAddr(ip);
-    return a && a.v === family && !isLoopback(a) && (matchAll || nets.some((n) => netContains(n, a)));
+    return a && a.v === family && !isLoopback(a) && (matchAll || nets.some(n => netContains(n, a)));
   });
 }
 
 class Collector {
   readonly services = new Map<string, IpvsService>();
   readonly bound = new Set<string>();
-  readonly sets = new Map<string, Set<string>>(IPSET_DEFS.map((d) => [d.name, new Set<string>()]));
+  readonly sets = new Map<string, Set<string>>(IPSET_DEFS.map(d => [d.name, new Set<string>()]));
   /** Load-balancer IP:port:protocol the node may not reach (KUBE-IPVS-OUT-FILTER). */
   readonly lbNoNodeAccess: { ip: string; port: number; protocol: string }[] = [];
 
@@ -101,36 +103,49 @@ class Collector {
 }
 
 export function synthesizeIpvs(model: ClusterModel, opts: IpvsSynthOptions): IpvsProxyState {
-  const node = model.nodes.find((n) => n.name === opts.nodeName);
+  const node = model.nodes.find(n => n.name === opts.nodeName);
   const allNodeIPs = opts.nodeIPs ?? node?.ips ?? [];
   const family = opts.family ?? (allNodeIPs[0] && familyOf(allNodeIPs[0]) === 6 ? 6 : 4);
   const kp = model.kubeProxy;
   const scheduler = opts.scheduler ?? (kp.ipvsScheduler || 'rr');
-  const nodeAddrs = new Set(allNodeIPs.filter((ip) => familyOf(ip) === family));
-  const npIPs = nodePortIPs(allNodeIPs, family, opts.nodePortAddresses !== undefined ? opts.nodePortAddresses : kp.nodePortAddresses);
+  const nodeAddrs = new Set(allNodeIPs.filter(ip => familyOf(ip) === family));
+  const npIPs = nodePortIPs(
+    allNodeIPs,
+    family,
+    opts.nodePortAddresses !== undefined ? opts.nodePortAddresses : kp.nodePortAddresses,
+  );
   const primaryNodeIP = parseAddr([...nodeAddrs][0] ?? '');
   const c = new Collector();
   const notes: string[] = [];
   const ports = model.servicePorts
-    .filter((sp) => sp.clusterIP && familyOf(sp.clusterIP) === family)
+    .filter(sp => sp.clusterIP && familyOf(sp.clusterIP) === family)
     .sort((a, b) => (a.servicePortName < b.servicePortName ? -1 : a.servicePortName > b.servicePortName ? 1 : 0));
 
   for (const sp of ports) {
     const protocol = sp.protocol.toLowerCase();
-    const eps = sp.endpoints.filter((e) => familyOf(e.ip) === family);
-    const externalIPs = sp.externalIPs.filter((ip) => familyOf(ip) === family);
-    const lbIPs = sp.lbIPs.filter((ip) => familyOf(ip) === family);
+    const eps = sp.endpoints.filter(e => familyOf(e.ip) === family);
+    const externalIPs = sp.externalIPs.filter(ip => familyOf(ip) === family);
+    const lbIPs = sp.lbIPs.filter(ip => familyOf(ip) === family);
     const accessible = (sp.nodePort ?? 0) !== 0 || lbIPs.length > 0 || externalIPs.length > 0;
     const etpLocal = externalPolicyLocal(sp);
     const rs = (onlyLocal: boolean): IpvsRealServer[] => {
       const seen = new Map<string, IpvsRealServer>();
       for (const e of realServerEndpoints(eps, sp, opts.nodeName, accessible, onlyLocal)) {
-        seen.set(`${e.ip}|${e.port}`, { addr: e.ip, port: e.port, forward: 'Masq', weight: 1, activeConns: null, inactiveConns: null, range: null });
+        seen.set(`${e.ip}|${e.port}`, {
+          addr: e.ip,
+          port: e.port,
+          forward: 'Masq',
+          weight: 1,
+          activeConns: null,
+          inactiveConns: null,
+          range: null,
+        });
       }
       return [...seen.values()];
     };
     // Hairpin: every endpoint on this node, whatever its condition (proxier.go iterates endpointsMap).
-    for (const e of eps) if (e.nodeName === opts.nodeName) c.add(S.KUBE_LOOP_BACK, `${e.ip},${protocol}:${e.port},${e.ip}`);
+    for (const e of eps)
+      if (e.nodeName === opts.nodeName) c.add(S.KUBE_LOOP_BACK, `${e.ip},${protocol}:${e.port},${e.ip}`);
 
     c.add(S.KUBE_CLUSTER_IP, `${sp.clusterIP},${protocol}:${sp.port}`);
     c.virtualServer(sp, sp.clusterIP!, sp.port, scheduler, rs(internalPolicyLocal(sp)));
@@ -147,7 +162,9 @@ export function synthesizeIpvs(model: ClusterModel, opts: IpvsSynthOptions): Ipv
       const entry = `${ip},${protocol}:${sp.port}`;
       c.add(S.KUBE_LOAD_BALANCER, entry);
       if (etpLocal) c.add(S.KUBE_LOAD_BALANCER_LOCAL, entry);
-      const ranges = sp.loadBalancerSourceRanges.map((r) => parseNet(r)).filter((n): n is NonNullable<typeof n> => n !== null && n.v === family);
+      const ranges = sp.loadBalancerSourceRanges
+        .map(r => parseNet(r))
+        .filter((n): n is NonNullable<typeof n> => n !== null && n.v === family);
       if (ranges.length) {
         c.add(S.KUBE_LOAD_BALANCER_FW, entry);
         let allowFromNode = false;
@@ -169,9 +186,13 @@ export function synthesizeIpvs(model: ClusterModel, opts: IpvsSynthOptions): Ipv
         notes.push(`${sp.servicePortName}: NodePort ${sp.nodePort} has no node address to listen on`);
         continue;
       }
-      const entries = protocol === 'sctp' ? npIPs.map((ip) => `${ip},sctp:${sp.nodePort}`) : [String(sp.nodePort)];
+      const entries = protocol === 'sctp' ? npIPs.map(ip => `${ip},sctp:${sp.nodePort}`) : [String(sp.nodePort)];
       const [set, localSet] =
-        protocol === 'tcp' ? [S.KUBE_NODE_PORT_TCP, S.KUBE_NODE_PORT_LOCAL_TCP] : protocol === 'udp' ? [S.KUBE_NODE_PORT_UDP, S.KUBE_NODE_PORT_LOCAL_UDP] : [S.KUBE_NODE_PORT_SCTP, S.KUBE_NODE_PORT_LOCAL_SCTP];
+        protocol === 'tcp'
+          ? [S.KUBE_NODE_PORT_TCP, S.KUBE_NODE_PORT_LOCAL_TCP]
+          : protocol === 'udp'
+            ? [S.KUBE_NODE_PORT_UDP, S.KUBE_NODE_PORT_LOCAL_UDP]
+            : [S.KUBE_NODE_PORT_SCTP, S.KUBE_NODE_PORT_LOCAL_SCTP];
       for (const e of entries) {
         c.add(set, e);
         if (etpLocal) c.add(localSet, e);
@@ -181,23 +202,24 @@ export function synthesizeIpvs(model: ClusterModel, opts: IpvsSynthOptions): Ipv
 
     // BaseServicePortInfo keeps a health check port only for LoadBalancer + externalTrafficPolicy Local.
     const hc = sp.service.healthCheckNodePort;
-    if (hc && sp.service.type === 'LoadBalancer' && sp.service.externalTrafficPolicy === 'Local') c.add(S.KUBE_HEALTH_CHECK_NODE_PORT, String(hc));
+    if (hc && sp.service.type === 'LoadBalancer' && sp.service.externalTrafficPolicy === 'Local')
+      c.add(S.KUBE_HEALTH_CHECK_NODE_PORT, String(hc));
   }
   for (const ip of c.bound) c.add(S.KUBE_IPVS_IPS, ip);
 
-  const ipsets: IpsetContent[] = IPSET_DEFS.map((def) => {
+  const ipsets: IpsetContent[] = IPSET_DEFS.map(def => {
     const entries = [...c.sets.get(def.name)!];
     entries.sort(def.type === 'bitmap:port' ? (a, b) => Number(a) - Number(b) : (a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return { def, name: familyName(def.name, family), entries };
   });
-  const nonEmpty = new Set(ipsets.filter((s) => s.entries.length > 0).map((s) => s.def.name));
+  const nonEmpty = new Set(ipsets.filter(s => s.entries.length > 0).map(s => s.def.name));
   const clusterCIDR = opts.clusterCIDR !== undefined ? opts.clusterCIDR : kp.clusterCIDR;
   const detector = clusterCIDR && parseNet(clusterCIDR)?.v === family ? clusterCIDR : null;
   const mark = `0x${(1 << kp.masqueradeBit).toString(16).padStart(6, '0')}`;
   const { nat, filter } = writeIptablesRules({
     family,
     nonEmpty,
-    setName: (n) => familyName(n, family),
+    setName: n => familyName(n, family),
     masqueradeAll: opts.masqueradeAll ?? kp.masqueradeAll,
     detector,
     lbNoNodeAccess: c.lbNoNodeAccess,
@@ -205,5 +227,15 @@ export function synthesizeIpvs(model: ClusterModel, opts: IpvsSynthOptions): Ipv
     randomFully: opts.randomFully ?? true,
   });
   const table: IpvsTable = { services: [...c.services.values()].sort(compareServices), order: 'unknown' };
-  return { family, nodeName: opts.nodeName, table, bound: [...c.bound].sort(), ipsets, nat, filter, masqueradeMark: mark, notes };
+  return {
+    family,
+    nodeName: opts.nodeName,
+    table,
+    bound: [...c.bound].sort(),
+    ipsets,
+    nat,
+    filter,
+    masqueradeMark: mark,
+    notes,
+  };
 }

@@ -32,7 +32,11 @@ export interface ManifestSet {
 
 /** A toleration of the control-plane taint (`node-role.kubernetes.io/…`, or `operator: Exists` without a key). */
 function tolerateControlPlane(tolerations: readonly Y[]): boolean {
-  return tolerations.some((t) => (t.get('key').str() ?? '').startsWith('node-role.kubernetes.io/') || (t.get('operator').str() === 'Exists' && !t.get('key').present));
+  return tolerations.some(
+    t =>
+      (t.get('key').str() ?? '').startsWith('node-role.kubernetes.io/') ||
+      (t.get('operator').str() === 'Exists' && !t.get('key').present),
+  );
 }
 
 class Reader {
@@ -49,14 +53,26 @@ class Reader {
     try {
       docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, strict: false });
     } catch (e) {
-      this.diagnostics.push({ file, code: 'yaml-syntax', severity: 'error', message: clipWords(`${file}: cannot read YAML: ${(e as Error).message}`), range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } });
+      this.diagnostics.push({
+        file,
+        code: 'yaml-syntax',
+        severity: 'error',
+        message: clipWords(`${file}: cannot read YAML: ${(e as Error).message}`),
+        range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+      });
       return;
     }
     const list = Array.isArray(docs) ? docs : [];
     for (const doc of list) {
       const ctx = new YamlContext(file, lines, doc);
       for (const err of doc.errors) {
-        this.diagnostics.push({ file, code: 'yaml-syntax', severity: 'error', message: clipWords(`YAML: ${err.message.split('\n')[0]}`), range: ctx.range(err.pos[0], err.pos[1]) });
+        this.diagnostics.push({
+          file,
+          code: 'yaml-syntax',
+          severity: 'error',
+          message: clipWords(`YAML: ${err.message.split('\n')[0]}`),
+          range: ctx.range(err.pos[0], err.pos[1]),
+        });
       }
       if (doc.errors.length) continue;
       const root = new Y((doc.contents as never) ?? null, ctx, '');
@@ -72,11 +88,19 @@ class Reader {
    */
   private reportLimit(ctx: YamlContext, loc: Loc, read: number): void {
     if (ctx.aliasVisits * 2 > ctx.visits) {
-      this.report(loc, 'yaml-alias-limit', `${ctx.file}: this document expands aliases beyond ${ctx.budget} nodes (an alias bomb?); the rest of it was not read`);
+      this.report(
+        loc,
+        'yaml-alias-limit',
+        `${ctx.file}: this document expands aliases beyond ${ctx.budget} nodes (an alias bomb?); the rest of it was not read`,
+      );
       return;
     }
     const line = ctx.range(ctx.furthest, ctx.furthest).start.line + 1;
-    this.report(loc, 'input-too-large', `${ctx.file}: this document is larger than the reader's limit of ${ctx.budget} node reads per document; ${read} objects were read and the rest, from line ${line}, was not read: the answer is partial`);
+    this.report(
+      loc,
+      'input-too-large',
+      `${ctx.file}: this document is larger than the reader's limit of ${ctx.budget} node reads per document; ${read} objects were read and the rest, from line ${line}, was not read: the answer is partial`,
+    );
   }
 
   private readObject(o: Y, depth: number): void {
@@ -132,7 +156,8 @@ class Reader {
         // kube-system/kube-proxy carries the KubeProxyConfiguration as a string.
         const conf = o.get('data').get('config.conf');
         const meta = o.get('metadata');
-        if (meta.get('name').str() === 'kube-proxy' && conf.str()) this.readText(conf.str()!, `${o.ctx.file} (ConfigMap kube-proxy config.conf)`);
+        if (meta.get('name').str() === 'kube-proxy' && conf.str())
+          this.readText(conf.str()!, `${o.ctx.file} (ConfigMap kube-proxy config.conf)`);
         return;
       }
       case 'IPAddressPool':
@@ -142,7 +167,13 @@ class Reader {
       case 'BGPAdvertisement':
         if (apiVersion.startsWith('metallb.io')) {
           const ad = this.advertisement(o, kind);
-          if (kind === 'BGPAdvertisement') this.report(ad.loc, 'not-modelled', `BGPAdvertisement ${ad.name}: MetalLB BGP mode is read but not modelled (which node receives the traffic depends on the routers' ECMP)`, 'info');
+          if (kind === 'BGPAdvertisement')
+            this.report(
+              ad.loc,
+              'not-modelled',
+              `BGPAdvertisement ${ad.name}: MetalLB BGP mode is read but not modelled (which node receives the traffic depends on the routers' ECMP)`,
+              'info',
+            );
           this.objects.push(ad);
         }
         return;
@@ -162,7 +193,11 @@ class Reader {
     if (!y.present) return null;
     const n = y.num();
     if (n === null || !Number.isInteger(n) || n < min || n > max) {
-      this.report(y.loc, 'bad-field', `${what} must be an integer from ${min} to ${max}, not ${JSON.stringify(y.scalar() ?? null)}`);
+      this.report(
+        y.loc,
+        'bad-field',
+        `${what} must be an integer from ${min} to ${max}, not ${JSON.stringify(y.scalar() ?? null)}`,
+      );
       return null;
     }
     return n;
@@ -197,18 +232,34 @@ class Reader {
     const { namespace, name } = this.meta(o);
     const spec = o.get('spec');
     const fieldLocs: Record<string, Loc> = {};
-    for (const f of ['type', 'selector', 'externalTrafficPolicy', 'internalTrafficPolicy', 'sessionAffinity', 'clusterIP', 'ports', 'loadBalancerSourceRanges', 'externalIPs']) {
+    for (const f of [
+      'type',
+      'selector',
+      'externalTrafficPolicy',
+      'internalTrafficPolicy',
+      'sessionAffinity',
+      'clusterIP',
+      'ports',
+      'loadBalancerSourceRanges',
+      'externalIPs',
+    ]) {
       const k = spec.keyLoc(f);
       if (k) fieldLocs[f] = k;
     }
-    const type = this.enumField(spec.get('type'), ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'] as const, 'ClusterIP', 'spec.type');
+    const type = this.enumField(
+      spec.get('type'),
+      ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'] as const,
+      'ClusterIP',
+      'spec.type',
+    );
     const ports: ServicePortM[] = [];
     const portsY = spec.get('ports');
     if (portsY.present && !portsY.isSeq()) this.report(portsY.loc, 'bad-field', 'spec.ports must be a list');
     for (const p of portsY.items()) {
       const port = this.int(p.get('port'), 'port', 1, 65535);
       if (port === null) {
-        if (!p.get('port').present) this.report(p.loc, 'missing-field', `Service ${namespace}/${name}: a port needs 'port'`);
+        if (!p.get('port').present)
+          this.report(p.loc, 'missing-field', `Service ${namespace}/${name}: a port needs 'port'`);
         continue;
       }
       const tp = p.get('targetPort');
@@ -231,9 +282,20 @@ class Reader {
     }
     const clusterIP = spec.get('clusterIP').str();
     if (ports.length === 0 && type !== 'ExternalName' && clusterIP !== 'None') {
-      this.report(fieldLocs.ports ?? o.loc, 'service-without-ports', `Service ${namespace}/${name} has no ports: kube-proxy writes no rules for it`, 'warning');
+      this.report(
+        fieldLocs.ports ?? o.loc,
+        'service-without-ports',
+        `Service ${namespace}/${name} has no ports: kube-proxy writes no rules for it`,
+        'warning',
+      );
     }
-    const ingress = o.get('status').get('loadBalancer').get('ingress').items().map((i) => ({ ip: i.get('ip').str() ?? '', ipMode: i.get('ipMode').str() })).filter((i) => i.ip);
+    const ingress = o
+      .get('status')
+      .get('loadBalancer')
+      .get('ingress')
+      .items()
+      .map(i => ({ ip: i.get('ip').str() ?? '', ipMode: i.get('ipMode').str() }))
+      .filter(i => i.ip);
     const selectorY = spec.get('selector');
     return {
       kind: 'Service',
@@ -247,11 +309,28 @@ class Reader {
       loadBalancerIP: spec.get('loadBalancerIP').str(),
       lbIngress: ingress,
       loadBalancerSourceRanges: this.stringList(spec.get('loadBalancerSourceRanges'), 'spec.loadBalancerSourceRanges'),
-      externalTrafficPolicy: this.enumField(spec.get('externalTrafficPolicy'), ['Cluster', 'Local'] as const, 'Cluster', 'spec.externalTrafficPolicy'),
-      internalTrafficPolicy: this.enumField(spec.get('internalTrafficPolicy'), ['Cluster', 'Local'] as const, 'Cluster', 'spec.internalTrafficPolicy'),
+      externalTrafficPolicy: this.enumField(
+        spec.get('externalTrafficPolicy'),
+        ['Cluster', 'Local'] as const,
+        'Cluster',
+        'spec.externalTrafficPolicy',
+      ),
+      internalTrafficPolicy: this.enumField(
+        spec.get('internalTrafficPolicy'),
+        ['Cluster', 'Local'] as const,
+        'Cluster',
+        'spec.internalTrafficPolicy',
+      ),
       healthCheckNodePort: this.int(spec.get('healthCheckNodePort'), 'healthCheckNodePort', 1, 65535),
-      sessionAffinity: this.enumField(spec.get('sessionAffinity'), ['None', 'ClientIP'] as const, 'None', 'spec.sessionAffinity'),
-      affinityTimeoutSeconds: this.int(spec.get('sessionAffinityConfig').get('clientIP').get('timeoutSeconds'), 'timeoutSeconds', 1, 86400) ?? 10800,
+      sessionAffinity: this.enumField(
+        spec.get('sessionAffinity'),
+        ['None', 'ClientIP'] as const,
+        'None',
+        'spec.sessionAffinity',
+      ),
+      affinityTimeoutSeconds:
+        this.int(spec.get('sessionAffinityConfig').get('clientIP').get('timeoutSeconds'), 'timeoutSeconds', 1, 86400) ??
+        10800,
       ipFamilies: this.stringList(spec.get('ipFamilies'), 'spec.ipFamilies'),
       ipFamilyPolicy: spec.get('ipFamilyPolicy').str(),
       selector: selectorY.present ? selectorY.stringMap() : null,
@@ -265,25 +344,32 @@ class Reader {
   }
 
   private slicePorts(y: Y): EndpointSliceM['ports'] {
-    return y.items().map((p) => ({ name: p.get('name').str() ?? '', port: this.int(p.get('port'), 'port', 1, 65535), protocol: this.protocol(p.get('protocol')) }));
+    return y.items().map(p => ({
+      name: p.get('name').str() ?? '',
+      port: this.int(p.get('port'), 'port', 1, 65535),
+      protocol: this.protocol(p.get('protocol')),
+    }));
   }
 
   private endpointSlice(o: Y): EndpointSliceM {
     const { namespace, name } = this.meta(o);
-    const endpoints: EndpointM[] = o.get('endpoints').items().map((e) => {
-      const c = e.get('conditions');
-      // discovery/v1: a nil `ready` means ready; nil `serving` follows `ready`; nil `terminating` is false.
-      const ready = c.get('ready').bool() ?? true;
-      return {
-        addresses: e.get('addresses').strings(),
-        ready,
-        serving: c.get('serving').bool() ?? ready,
-        terminating: c.get('terminating').bool() ?? false,
-        nodeName: e.get('nodeName').str(),
-        zone: e.get('zone').str(),
-        targetPod: e.get('targetRef').get('kind').str() === 'Pod' ? e.get('targetRef').get('name').str() : null,
-      };
-    });
+    const endpoints: EndpointM[] = o
+      .get('endpoints')
+      .items()
+      .map(e => {
+        const c = e.get('conditions');
+        // discovery/v1: a nil `ready` means ready; nil `serving` follows `ready`; nil `terminating` is false.
+        const ready = c.get('ready').bool() ?? true;
+        return {
+          addresses: e.get('addresses').strings(),
+          ready,
+          serving: c.get('serving').bool() ?? ready,
+          terminating: c.get('terminating').bool() ?? false,
+          nodeName: e.get('nodeName').str(),
+          zone: e.get('zone').str(),
+          targetPod: e.get('targetRef').get('kind').str() === 'Pod' ? e.get('targetRef').get('name').str() : null,
+        };
+      });
     const at = o.get('addressType').str();
     return {
       kind: 'EndpointSlice',
@@ -304,10 +390,22 @@ class Reader {
     let ports: EndpointSliceM['ports'] = [];
     for (const s of o.get('subsets').items()) {
       ports = this.slicePorts(s.get('ports'));
-      for (const [list, ready] of [[s.get('addresses'), true], [s.get('notReadyAddresses'), false]] as const) {
+      for (const [list, ready] of [
+        [s.get('addresses'), true],
+        [s.get('notReadyAddresses'), false],
+      ] as const) {
         for (const a of list.items()) {
           const ip = a.get('ip').str();
-          if (ip) endpoints.push({ addresses: [ip], ready, serving: ready, terminating: false, nodeName: a.get('nodeName').str(), zone: null, targetPod: a.get('targetRef').get('name').str() });
+          if (ip)
+            endpoints.push({
+              addresses: [ip],
+              ready,
+              serving: ready,
+              terminating: false,
+              nodeName: a.get('nodeName').str(),
+              zone: null,
+              targetPod: a.get('targetRef').get('name').str(),
+            });
         }
       }
     }
@@ -319,7 +417,8 @@ class Reader {
     for (const c of [...spec.get('containers').items(), ...spec.get('initContainers').items()]) {
       for (const p of c.get('ports').items()) {
         const port = this.int(p.get('containerPort'), 'containerPort', 1, 65535);
-        if (port !== null) out.push({ name: p.get('name').str(), containerPort: port, protocol: this.protocol(p.get('protocol')) });
+        if (port !== null)
+          out.push({ name: p.get('name').str(), containerPort: port, protocol: this.protocol(p.get('protocol')) });
       }
     }
     return out;
@@ -329,10 +428,17 @@ class Reader {
     const { namespace, name } = this.meta(o);
     const spec = o.get('spec');
     const status = o.get('status');
-    const ips = status.get('podIPs').items().map((i) => i.get('ip').str()).filter((s): s is string => !!s);
+    const ips = status
+      .get('podIPs')
+      .items()
+      .map(i => i.get('ip').str())
+      .filter((s): s is string => !!s);
     const single = status.get('podIP').str();
     if (single && !ips.includes(single)) ips.unshift(single);
-    const readyCond = status.get('conditions').items().find((c) => c.get('type').str() === 'Ready');
+    const readyCond = status
+      .get('conditions')
+      .items()
+      .find(c => c.get('type').str() === 'Ready');
     return {
       kind: 'Pod',
       namespace,
@@ -374,7 +480,11 @@ class Reader {
   private node(o: Y): NodeM {
     const { name } = this.meta(o);
     const addrs = o.get('status').get('addresses').items();
-    const of = (t: string) => addrs.filter((a) => a.get('type').str() === t).map((a) => a.get('address').str()).filter((s): s is string => !!s);
+    const of = (t: string) =>
+      addrs
+        .filter(a => a.get('type').str() === t)
+        .map(a => a.get('address').str())
+        .filter((s): s is string => !!s);
     const spec = o.get('spec');
     const cidrs = spec.get('podCIDRs').strings();
     const one = spec.get('podCIDR').str();
@@ -393,10 +503,13 @@ class Reader {
   }
 
   private kindCluster(o: Y): void {
-    const nodes = o.get('nodes').items().map((n) => ({
-      role: (n.get('role').str() === 'control-plane' ? 'control-plane' : 'worker') as 'control-plane' | 'worker',
-      labels: n.get('labels').stringMap(),
-    }));
+    const nodes = o
+      .get('nodes')
+      .items()
+      .map(n => ({
+        role: (n.get('role').str() === 'control-plane' ? 'control-plane' : 'worker') as 'control-plane' | 'worker',
+        labels: n.get('labels').stringMap(),
+      }));
     const net = o.get('networking');
     const cluster: KindClusterM = {
       kind: 'Cluster',
@@ -409,7 +522,13 @@ class Reader {
     };
     this.objects.push(cluster);
     // kubeadmConfigPatches are YAML documents in strings; a KubeProxyConfiguration among them configures kube-proxy.
-    const patches = [...o.get('kubeadmConfigPatches').items(), ...o.get('nodes').items().flatMap((n) => n.get('kubeadmConfigPatches').items())];
+    const patches = [
+      ...o.get('kubeadmConfigPatches').items(),
+      ...o
+        .get('nodes')
+        .items()
+        .flatMap(n => n.get('kubeadmConfigPatches').items()),
+    ];
     for (const p of patches) if (p.str()) this.readText(p.str()!, `${o.ctx.file} (kubeadmConfigPatches)`);
   }
 
@@ -418,7 +537,17 @@ class Reader {
     const mode = o.get('mode').str();
     return {
       kind: 'KubeProxyConfiguration',
-      mode: mode === 'ipvs' || mode === 'nftables' || mode === 'iptables' ? mode : mode === '' || mode === null ? null : (this.report(o.get('mode').loc, 'bad-field', `kube-proxy mode must be iptables, ipvs or nftables, not '${mode}'`), null),
+      mode:
+        mode === 'ipvs' || mode === 'nftables' || mode === 'iptables'
+          ? mode
+          : mode === '' || mode === null
+            ? null
+            : (this.report(
+                o.get('mode').loc,
+                'bad-field',
+                `kube-proxy mode must be iptables, ipvs or nftables, not '${mode}'`,
+              ),
+              null),
       clusterCIDR: o.get('clusterCIDR').str() || null,
       masqueradeAll: ipt.get('masqueradeAll').bool(),
       masqueradeBit: ipt.get('masqueradeBit').num(),
@@ -451,7 +580,10 @@ class Reader {
       namespace,
       name,
       ipAddressPools: spec.get('ipAddressPools').strings(),
-      nodeSelectors: spec.get('nodeSelectors').items().map((s) => s.get('matchLabels').stringMap()),
+      nodeSelectors: spec
+        .get('nodeSelectors')
+        .items()
+        .map(s => s.get('matchLabels').stringMap()),
       loc: o.loc,
     };
   }

@@ -29,7 +29,10 @@ export class YamlContext {
 
   loc(node: Node | null | undefined, fallback?: Loc): Loc {
     const r = node?.range;
-    if (!r) return fallback ?? { file: this.file, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } };
+    if (!r)
+      return (
+        fallback ?? { file: this.file, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }
+      );
     return { file: this.file, range: this.range(r[0], r[1]) };
   }
 
@@ -161,7 +164,8 @@ export class Y {
     const out: [string, Y][] = [];
     for (const pair of n.items) {
       const k = isScalar(pair.key) ? pair.key.value : null;
-      if (typeof k === 'string' || typeof k === 'number') out.push([String(k), new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${k}`, this.through)]);
+      if (typeof k === 'string' || typeof k === 'number')
+        out.push([String(k), new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${k}`, this.through)]);
     }
     return out;
   }
@@ -199,6 +203,8 @@ export class Y {
   }
 
   strings(): string[] {
-    return this.items().map((i) => i.str()).filter((s): s is string => s !== null);
+    return this.items()
+      .map(i => i.str())
+      .filter((s): s is string => s !== null);
   }
 }

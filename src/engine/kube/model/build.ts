@@ -21,13 +21,21 @@ import type {
 } from '../manifest/types.ts';
 import type { Loc } from '../manifest/yaml-node.ts';
 import { allocateClusterIP, allocatePort, nthPodCIDR, nthPodIP, poolAddresses } from './predict.ts';
-import type { ClusterModel, EndpointInfo, KubeProxySettings, NodeInfo, PodInfo, Prediction, ServicePortInfo } from './types.ts';
+import type {
+  ClusterModel,
+  EndpointInfo,
+  KubeProxySettings,
+  NodeInfo,
+  PodInfo,
+  Prediction,
+  ServicePortInfo,
+} from './types.ts';
 
 const EXCLUDE_LB = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
   const keys = Object.keys(selector);
-  return keys.length > 0 && keys.every((k) => labels[k] === selector[k]);
+  return keys.length > 0 && keys.every(k => labels[k] === selector[k]);
 }
 
 /**
@@ -67,14 +75,19 @@ class Builder {
   }
 
   private of<K extends string>(kind: K) {
-    return this.set.objects.filter((o) => o.kind === kind) as never[];
+    return this.set.objects.filter(o => o.kind === kind) as never[];
   }
 
   predict(subject: string, field: string, value: string, reason: string, loc: Loc | null): void {
     this.predictions.push({ subject, field, value, reason, loc });
   }
 
-  warn(loc: Loc, code: FileDiagnostic['code'], message: string, severity: FileDiagnostic['severity'] = 'warning'): void {
+  warn(
+    loc: Loc,
+    code: FileDiagnostic['code'],
+    message: string,
+    severity: FileDiagnostic['severity'] = 'warning',
+  ): void {
     this.diagnostics.push({ file: loc.file, code, severity, message: clipWords(message), range: loc.range });
   }
 
@@ -85,12 +98,21 @@ class Builder {
     // No Node objects and no kind config: a default cluster, given kind's defaults (podSubnet 10.244.0.0/16).
     const defaultCluster = this.predictOn && !kind && this.of('Node').length === 0;
     const podSubnet = kpc?.clusterCIDR ?? kind?.podSubnet ?? (kind || defaultCluster ? '10.244.0.0/16' : null);
-    if (defaultCluster && !kpc?.clusterCIDR) this.predict('kube-proxy', 'clusterCIDR', '10.244.0.0/16', "no Node objects or kind config: a default cluster with kind's pod subnet", null);
+    if (defaultCluster && !kpc?.clusterCIDR)
+      this.predict(
+        'kube-proxy',
+        'clusterCIDR',
+        '10.244.0.0/16',
+        "no Node objects or kind config: a default cluster with kind's pod subnet",
+        null,
+      );
     const nodes = this.nodes(kind, podSubnet);
     const pods = this.pods(nodes);
     const services = this.of('Service') as ServiceM[];
     const kubeProxy: KubeProxySettings = {
-      mode: kpc?.mode ?? (kind?.kubeProxyMode === 'ipvs' || kind?.kubeProxyMode === 'nftables' ? kind.kubeProxyMode : 'iptables'),
+      mode:
+        kpc?.mode ??
+        (kind?.kubeProxyMode === 'ipvs' || kind?.kubeProxyMode === 'nftables' ? kind.kubeProxyMode : 'iptables'),
       clusterCIDR: podSubnet,
       masqueradeAll: kpc?.masqueradeAll ?? false,
       masqueradeBit: kpc?.masqueradeBit ?? 14,
@@ -102,13 +124,23 @@ class Builder {
     const ads = this.of('L2Advertisement') as L2AdvertisementM[];
     const bgp = this.of('BGPAdvertisement') as L2AdvertisementM[];
     const servicePorts = this.servicePorts(services, pods, serviceCIDR, pools);
-    return { nodes, pods, servicePorts, services, serviceCIDR, kubeProxy, metallb: { pools, l2: ads, bgp }, predictions: this.predictions, diagnostics: this.diagnostics };
+    return {
+      nodes,
+      pods,
+      servicePorts,
+      services,
+      serviceCIDR,
+      kubeProxy,
+      metallb: { pools, l2: ads, bgp },
+      predictions: this.predictions,
+      diagnostics: this.diagnostics,
+    };
   }
 
   private nodes(kind: KindClusterM | null, podSubnet: string | null): NodeInfo[] {
     const given = this.of('Node') as NodeM[];
     if (given.length) {
-      return given.map((n) => ({
+      return given.map(n => ({
         name: n.name,
         ips: [...n.internalIPs, ...n.externalIPs],
         podCIDRs: n.podCIDRs,
@@ -135,15 +167,37 @@ class Builder {
       const name = `${cluster}-${isCP ? 'control-plane' : 'worker'}${idx > 1 ? idx : ''}`;
       const ip = `172.18.0.${2 + i}`;
       const podCIDR = podSubnet ? nthPodCIDR(podSubnet, i) : null;
-      this.predict(`Node ${name}`, 'InternalIP', ip, 'kind gives nodes addresses on its docker network (172.18.0.0/16) in creation order', kind.loc);
+      this.predict(
+        `Node ${name}`,
+        'InternalIP',
+        ip,
+        'kind gives nodes addresses on its docker network (172.18.0.0/16) in creation order',
+        kind.loc,
+      );
       if (podCIDR) this.predict(`Node ${name}`, 'podCIDR', podCIDR, `the n-th /24 of podSubnet ${podSubnet}`, kind.loc);
       const labels: Record<string, string> = { ...wellKnownLabels(name), ...n.labels };
       if (isCP) {
         labels['node-role.kubernetes.io/control-plane'] = '';
         labels[EXCLUDE_LB] = '';
       }
-      if (isCP && single) this.predict(`Node ${name}`, 'taints', 'none', 'kind removes the control-plane taint from a one-node cluster, so its pods run there', kind.loc);
-      return { name, ips: [ip], podCIDRs: podCIDR ? [podCIDR] : [], labels, controlPlane: isCP, excludedFromLB: isCP, predicted: true, ...(isCP && single ? { schedulable: true } : {}) };
+      if (isCP && single)
+        this.predict(
+          `Node ${name}`,
+          'taints',
+          'none',
+          'kind removes the control-plane taint from a one-node cluster, so its pods run there',
+          kind.loc,
+        );
+      return {
+        name,
+        ips: [ip],
+        podCIDRs: podCIDR ? [podCIDR] : [],
+        labels,
+        controlPlane: isCP,
+        excludedFromLB: isCP,
+        predicted: true,
+        ...(isCP && single ? { schedulable: true } : {}),
+      };
     });
   }
 
@@ -153,18 +207,41 @@ class Builder {
    * the labels the kubelet sets), so Services show the endpoints their selectors would get.
    */
   private defaultNodes(podSubnet: string | null): NodeInfo[] {
-    const objs = [...(this.of('Pod') as PodM[]), ...(this.of('Deployment') as WorkloadM[]), ...(this.of('ReplicaSet') as WorkloadM[]), ...(this.of('StatefulSet') as WorkloadM[]), ...(this.of('DaemonSet') as WorkloadM[]), ...(this.of('ReplicationController') as WorkloadM[])];
-    const named = [...new Set(objs.map((o) => o.nodeName).filter((n): n is string => !!n))].slice(0, 256);
+    const objs = [
+      ...(this.of('Pod') as PodM[]),
+      ...(this.of('Deployment') as WorkloadM[]),
+      ...(this.of('ReplicaSet') as WorkloadM[]),
+      ...(this.of('StatefulSet') as WorkloadM[]),
+      ...(this.of('DaemonSet') as WorkloadM[]),
+      ...(this.of('ReplicationController') as WorkloadM[]),
+    ];
+    const named = [...new Set(objs.map(o => o.nodeName).filter((n): n is string => !!n))].slice(0, 256);
     const names = named.length ? named : ['node-1'];
     const subnet = podSubnet ?? '10.244.0.0/16';
     return names.map((name, i) => {
       const ip = `172.18.0.${2 + i}`;
       const podCIDR = nthPodCIDR(subnet, i);
-      const why = named.length ? `no Node objects or kind config: node ${name} is named by the pods` : 'no Node objects or kind config: a default single-node cluster is assumed';
+      const why = named.length
+        ? `no Node objects or kind config: node ${name} is named by the pods`
+        : 'no Node objects or kind config: a default single-node cluster is assumed';
       this.predict(`Node ${name}`, 'node', name, why, null);
-      this.predict(`Node ${name}`, 'InternalIP', ip, `${why}; its address is predicted on kind's docker network (172.18.0.0/16)`, null);
+      this.predict(
+        `Node ${name}`,
+        'InternalIP',
+        ip,
+        `${why}; its address is predicted on kind's docker network (172.18.0.0/16)`,
+        null,
+      );
       if (podCIDR) this.predict(`Node ${name}`, 'podCIDR', podCIDR, `the n-th /24 of the pod subnet ${subnet}`, null);
-      return { name, ips: [ip], podCIDRs: podCIDR ? [podCIDR] : [], labels: wellKnownLabels(name), controlPlane: false, excludedFromLB: false, predicted: true };
+      return {
+        name,
+        ips: [ip],
+        podCIDRs: podCIDR ? [podCIDR] : [],
+        labels: wellKnownLabels(name),
+        controlPlane: false,
+        excludedFromLB: false,
+        predicted: true,
+      };
     });
   }
 
@@ -178,7 +255,10 @@ class Builder {
       return nthPodIP(node.podCIDRs[0], k);
     };
     const eligibleFor = (sel: Readonly<Record<string, string>>, tolerates: boolean) =>
-      nodes.filter((n) => (!n.controlPlane || n.schedulable || tolerates) && Object.entries(sel).every(([k, v]) => n.labels[k] === v));
+      nodes.filter(
+        n =>
+          (!n.controlPlane || n.schedulable || tolerates) && Object.entries(sel).every(([k, v]) => n.labels[k] === v),
+      );
     let spread = 0;
     for (const p of this.of('Pod') as PodM[]) {
       let ip = p.podIPs[0] ?? null;
@@ -189,40 +269,113 @@ class Builder {
         const target = eligible[spread++ % Math.max(1, eligible.length)];
         if (target) {
           nodeName = target.name;
-          this.predict(`Pod ${p.namespace}/${p.name}`, 'nodeName', target.name, 'no nodeName: kube-scheduler places it on an eligible node (node selector, control-plane taint), here the next in order', p.loc);
-        } else this.warn(p.loc, 'prediction', `Pod ${p.namespace}/${p.name}: no node can run it (node selector, control-plane taint), so it stays Pending and has no address`);
+          this.predict(
+            `Pod ${p.namespace}/${p.name}`,
+            'nodeName',
+            target.name,
+            'no nodeName: kube-scheduler places it on an eligible node (node selector, control-plane taint), here the next in order',
+            p.loc,
+          );
+        } else
+          this.warn(
+            p.loc,
+            'prediction',
+            `Pod ${p.namespace}/${p.name}: no node can run it (node selector, control-plane taint), so it stays Pending and has no address`,
+          );
       }
-      const node = nodes.find((n) => n.name === nodeName);
+      const node = nodes.find(n => n.name === nodeName);
       if (p.hostNetwork && !ip && node) ip = node.ips[0] ?? null;
       if (!ip && node) {
         ip = nextIP(node);
-        if (ip) this.predict(`Pod ${p.namespace}/${p.name}`, 'podIP', ip, `next free address of ${node.name}'s pod CIDR ${node.podCIDRs[0]}`, p.loc);
+        if (ip)
+          this.predict(
+            `Pod ${p.namespace}/${p.name}`,
+            'podIP',
+            ip,
+            `next free address of ${node.name}'s pod CIDR ${node.podCIDRs[0]}`,
+            p.loc,
+          );
       }
-      out.push({ namespace: p.namespace, name: p.name, ip, nodeName, labels: p.labels, ready: p.ready ?? true, terminating: p.terminating, containerPorts: p.containerPorts, hostNetwork: p.hostNetwork, predicted: false, owner: null, loc: p.loc });
+      out.push({
+        namespace: p.namespace,
+        name: p.name,
+        ip,
+        nodeName,
+        labels: p.labels,
+        ready: p.ready ?? true,
+        terminating: p.terminating,
+        containerPorts: p.containerPorts,
+        hostNetwork: p.hostNetwork,
+        predicted: false,
+        owner: null,
+        loc: p.loc,
+      });
     }
-    for (const w of this.of('Deployment').concat(this.of('ReplicaSet'), this.of('StatefulSet'), this.of('DaemonSet'), this.of('ReplicationController')) as WorkloadM[]) {
+    for (const w of this.of('Deployment').concat(
+      this.of('ReplicaSet'),
+      this.of('StatefulSet'),
+      this.of('DaemonSet'),
+      this.of('ReplicationController'),
+    ) as WorkloadM[]) {
       const eligible = eligibleFor(w.nodeSelector, w.tolerateControlPlane);
-      const targets = w.nodeName ? nodes.filter((n) => n.name === w.nodeName) : eligible;
+      const targets = w.nodeName ? nodes.filter(n => n.name === w.nodeName) : eligible;
       const count = w.kind === 'DaemonSet' ? targets.length : w.replicas;
       if (count > 0 && targets.length === 0) {
-        this.warn(w.loc, 'prediction', `${w.kind} ${w.namespace}/${w.name}: no node can run its pods (node selector, control-plane taint), so it has no endpoints`);
+        this.warn(
+          w.loc,
+          'prediction',
+          `${w.kind} ${w.namespace}/${w.name}: no node can run its pods (node selector, control-plane taint), so it has no endpoints`,
+        );
         continue;
       }
       for (let i = 0; i < count; i++) {
         const node = targets[i % targets.length]!;
-        const name = w.kind === 'StatefulSet' ? `${w.name}-${i}` : w.kind === 'DaemonSet' ? `${w.name}-${node.name}` : `${w.name}-${i + 1}`;
+        const name =
+          w.kind === 'StatefulSet'
+            ? `${w.name}-${i}`
+            : w.kind === 'DaemonSet'
+              ? `${w.name}-${node.name}`
+              : `${w.name}-${i + 1}`;
         const ip = w.hostNetwork ? (node.ips[0] ?? null) : nextIP(node);
-        this.predict(`Pod ${w.namespace}/${name}`, 'placement', `${node.name}${ip ? ` ${ip}` : ''}`, `${w.kind} ${w.name} replica ${i + 1} of ${count}, spread over the eligible nodes in order`, w.loc);
-        out.push({ namespace: w.namespace, name, ip, nodeName: node.name, labels: w.labels, ready: true, terminating: false, containerPorts: w.containerPorts, hostNetwork: w.hostNetwork, predicted: true, owner: `${w.kind}/${w.name}`, loc: w.loc });
+        this.predict(
+          `Pod ${w.namespace}/${name}`,
+          'placement',
+          `${node.name}${ip ? ` ${ip}` : ''}`,
+          `${w.kind} ${w.name} replica ${i + 1} of ${count}, spread over the eligible nodes in order`,
+          w.loc,
+        );
+        out.push({
+          namespace: w.namespace,
+          name,
+          ip,
+          nodeName: node.name,
+          labels: w.labels,
+          ready: true,
+          terminating: false,
+          containerPorts: w.containerPorts,
+          hostNetwork: w.hostNetwork,
+          predicted: true,
+          owner: `${w.kind}/${w.name}`,
+          loc: w.loc,
+        });
       }
     }
     return out;
   }
 
-  private servicePorts(services: ServiceM[], pods: PodInfo[], serviceCIDR: string, pools: IPAddressPoolM[]): ServicePortInfo[] {
-    const usedIPs = new Set<string>(services.map((s) => s.clusterIP).filter((ip): ip is string => !!ip && ip !== 'None'));
-    const usedPorts = new Set<number>(services.flatMap((s) => [...s.ports.map((p) => p.nodePort), s.healthCheckNodePort]).filter((p): p is number => p !== null));
-    const usedLB = new Set<string>(services.flatMap((s) => s.lbIngress.map((i) => i.ip)));
+  private servicePorts(
+    services: ServiceM[],
+    pods: PodInfo[],
+    serviceCIDR: string,
+    pools: IPAddressPoolM[],
+  ): ServicePortInfo[] {
+    const usedIPs = new Set<string>(services.map(s => s.clusterIP).filter((ip): ip is string => !!ip && ip !== 'None'));
+    const usedPorts = new Set<number>(
+      services
+        .flatMap(s => [...s.ports.map(p => p.nodePort), s.healthCheckNodePort])
+        .filter((p): p is number => p !== null),
+    );
+    const usedLB = new Set<string>(services.flatMap(s => s.lbIngress.map(i => i.ip)));
     const slices = (this.of('EndpointSlice') as EndpointSliceM[]).concat(this.of('Endpoints') as EndpointSliceM[]);
     const slicesByService = new Map<string, EndpointSliceM[]>();
     for (const s of slices) {
@@ -246,9 +399,16 @@ class Builder {
       if (!clusterIP && this.predictOn) {
         clusterIP = allocateClusterIP(serviceCIDR, usedIPs);
         ipPredicted = clusterIP !== null;
-        if (clusterIP) this.predict(`Service ${key}`, 'clusterIP', clusterIP, `the apiserver allocates from the service CIDR ${serviceCIDR} (randomly; this is the lowest free address)`, svc.fieldLocs.clusterIP ?? svc.loc);
+        if (clusterIP)
+          this.predict(
+            `Service ${key}`,
+            'clusterIP',
+            clusterIP,
+            `the apiserver allocates from the service CIDR ${serviceCIDR} (randomly; this is the lowest free address)`,
+            svc.fieldLocs.clusterIP ?? svc.loc,
+          );
       }
-      let lbIPs = ips(svc.lbIngress.map((i) => i.ip));
+      let lbIPs = ips(svc.lbIngress.map(i => i.ip));
       let lbPredicted = false;
       if (svc.type === 'LoadBalancer' && lbIPs.length === 0 && this.predictOn) {
         const ip = this.metallbAllocate(svc, pools, usedLB);
@@ -261,11 +421,19 @@ class Builder {
       for (const port of svc.ports) {
         let nodePort = port.nodePort;
         let npPredicted = false;
-        const wantsNodePort = svc.type === 'NodePort' || (svc.type === 'LoadBalancer' && svc.allocateLoadBalancerNodePorts);
+        const wantsNodePort =
+          svc.type === 'NodePort' || (svc.type === 'LoadBalancer' && svc.allocateLoadBalancerNodePorts);
         if (wantsNodePort && nodePort === null && this.predictOn) {
           nodePort = allocatePort(usedPorts);
           npPredicted = nodePort !== null;
-          if (nodePort !== null) this.predict(`Service ${key}:${port.name || port.port}`, 'nodePort', String(nodePort), 'the apiserver allocates NodePorts from 30000-32767 (randomly; this is the lowest free port)', port.loc);
+          if (nodePort !== null)
+            this.predict(
+              `Service ${key}:${port.name || port.port}`,
+              'nodePort',
+              String(nodePort),
+              'the apiserver allocates NodePorts from 30000-32767 (randomly; this is the lowest free port)',
+              port.loc,
+            );
         }
         const spn = port.name ? `${key}:${port.name}` : key;
         const { endpoints, source } = this.endpointsFor(svc, port, mySlices, podsByNamespace.get(svc.namespace) ?? []);
@@ -281,10 +449,17 @@ class Builder {
           nodePort: wantsNodePort || port.nodePort !== null ? nodePort : null,
           externalIPs: ips(svc.externalIPs),
           lbIPs,
-          loadBalancerSourceRanges: svc.loadBalancerSourceRanges.map(normalizeCIDR).filter((x): x is string => x !== null),
+          loadBalancerSourceRanges: svc.loadBalancerSourceRanges
+            .map(normalizeCIDR)
+            .filter((x): x is string => x !== null),
           endpoints,
           endpointSource: source,
-          predicted: { clusterIP: ipPredicted, nodePort: npPredicted, lbIPs: lbPredicted, endpoints: source === 'selector' },
+          predicted: {
+            clusterIP: ipPredicted,
+            nodePort: npPredicted,
+            lbIPs: lbPredicted,
+            endpoints: source === 'selector',
+          },
           loc: port.loc,
         });
       }
@@ -295,49 +470,96 @@ class Builder {
   /** MetalLB's allocator: the first free address of the auto-assign pools, pools by name, skipping buggy IPs when asked. */
   private metallbAllocate(svc: ServiceM, pools: IPAddressPoolM[], used: Set<string>): string | null {
     if (svc.loadBalancerClass && svc.loadBalancerClass !== 'metallb.io/metallb') return null;
-    const requested = svc.loadBalancerIP ?? svc.annotations['metallb.universe.tf/loadBalancerIPs'] ?? svc.annotations['metallb.io/loadBalancerIPs'] ?? null;
-    const poolName = svc.annotations['metallb.universe.tf/address-pool'] ?? svc.annotations['metallb.io/address-pool'] ?? null;
+    const requested =
+      svc.loadBalancerIP ??
+      svc.annotations['metallb.universe.tf/loadBalancerIPs'] ??
+      svc.annotations['metallb.io/loadBalancerIPs'] ??
+      null;
+    const poolName =
+      svc.annotations['metallb.universe.tf/address-pool'] ?? svc.annotations['metallb.io/address-pool'] ?? null;
     const key = `Service ${svc.namespace}/${svc.name}`;
     if (requested) {
       const ip = requested.split(',')[0]!.trim();
       used.add(ip);
-      this.predict(key, 'loadBalancer IP', ip, 'requested by the Service (loadBalancerIP / metallb loadBalancerIPs annotation); MetalLB assigns it if a pool contains it', svc.fieldLocs.type ?? svc.loc);
+      this.predict(
+        key,
+        'loadBalancer IP',
+        ip,
+        'requested by the Service (loadBalancerIP / metallb loadBalancerIPs annotation); MetalLB assigns it if a pool contains it',
+        svc.fieldLocs.type ?? svc.loc,
+      );
       return ip;
     }
-    const candidates = [...pools].filter((p) => (poolName ? p.name === poolName : p.autoAssign)).sort((a, b) => a.name.localeCompare(b.name));
+    const candidates = [...pools]
+      .filter(p => (poolName ? p.name === poolName : p.autoAssign))
+      .sort((a, b) => a.name.localeCompare(b.name));
     for (const pool of candidates) {
       for (const entry of pool.addresses) {
         for (const ip of poolAddresses(entry, pool.avoidBuggyIPs)) {
           if (used.has(ip)) continue;
           used.add(ip);
-          this.predict(key, 'loadBalancer IP', ip, `MetalLB assigns the first free address of pool ${pool.name} (${pool.addresses.join(', ')}), Services taken in manifest order`, svc.fieldLocs.type ?? svc.loc);
+          this.predict(
+            key,
+            'loadBalancer IP',
+            ip,
+            `MetalLB assigns the first free address of pool ${pool.name} (${pool.addresses.join(', ')}), Services taken in manifest order`,
+            svc.fieldLocs.type ?? svc.loc,
+          );
           return ip;
         }
       }
     }
-    if (pools.length) this.warn(svc.fieldLocs.type ?? svc.loc, 'prediction', `${key}: no MetalLB pool has a free address for it: its LoadBalancer IP stays pending`);
+    if (pools.length)
+      this.warn(
+        svc.fieldLocs.type ?? svc.loc,
+        'prediction',
+        `${key}: no MetalLB pool has a free address for it: its LoadBalancer IP stays pending`,
+      );
     return null;
   }
 
-  private endpointsFor(svc: ServiceM, port: ServicePortM, slices: EndpointSliceM[], pods: PodInfo[]): { endpoints: EndpointInfo[]; source: ServicePortInfo['endpointSource'] } {
+  private endpointsFor(
+    svc: ServiceM,
+    port: ServicePortM,
+    slices: EndpointSliceM[],
+    pods: PodInfo[],
+  ): { endpoints: EndpointInfo[]; source: ServicePortInfo['endpointSource'] } {
     if (slices.length) {
       const eps: EndpointInfo[] = [];
       for (const s of slices) {
-        const sp = s.ports.find((p) => p.name === port.name && p.protocol === port.protocol);
+        const sp = s.ports.find(p => p.name === port.name && p.protocol === port.protocol);
         if (!sp || sp.port === null) continue;
         for (const e of s.endpoints) {
           // kube-proxy uses an endpoint's first address (endpointslicecache.go, addEndpoints).
           const ip = e.addresses[0] ? normalizeIP(e.addresses[0]) : null;
           if (!ip) continue;
-          eps.push({ ip, port: sp.port, nodeName: e.nodeName, ready: e.ready, serving: e.serving, terminating: e.terminating, podName: e.targetPod, predicted: false });
+          eps.push({
+            ip,
+            port: sp.port,
+            nodeName: e.nodeName,
+            ready: e.ready,
+            serving: e.serving,
+            terminating: e.terminating,
+            podName: e.targetPod,
+            predicted: false,
+          });
         }
       }
-      return { endpoints: dedupeSort(eps), source: slices.some((s) => (s as { kind: string }).kind === 'EndpointSlice') ? 'EndpointSlice' : 'Endpoints' };
+      return {
+        endpoints: dedupeSort(eps),
+        source: slices.some(s => (s as { kind: string }).kind === 'EndpointSlice') ? 'EndpointSlice' : 'Endpoints',
+      };
     }
     if (!svc.selector) return { endpoints: [], source: 'none' };
-    const matching = pods.filter((p) => p.namespace === svc.namespace && selects(svc.selector!, p.labels));
+    const matching = pods.filter(p => p.namespace === svc.namespace && selects(svc.selector!, p.labels));
     if (matching.length === 0) {
-      this.warn(svc.fieldLocs.selector ?? svc.loc, 'selector-matches-nothing', `Service ${svc.namespace}/${svc.name}: selector ${Object.entries(svc.selector).map(([k, v]) => `${k}=${v}`).join(',')} matches no pod in these manifests, so it has no endpoints`);
+      this.warn(
+        svc.fieldLocs.selector ?? svc.loc,
+        'selector-matches-nothing',
+        `Service ${svc.namespace}/${svc.name}: selector ${Object.entries(svc.selector)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')} matches no pod in these manifests, so it has no endpoints`,
+      );
       return { endpoints: [], source: 'selector' };
     }
     const eps: EndpointInfo[] = [];
@@ -348,14 +570,27 @@ class Builder {
       else if (typeof port.targetPort === 'number') target = port.targetPort;
       else {
         // The endpoint controller resolves a named targetPort per pod (FindPort in pkg/api/v1/pod).
-        const cp = p.containerPorts.find((c) => c.name === port.targetPort && c.protocol === port.protocol);
+        const cp = p.containerPorts.find(c => c.name === port.targetPort && c.protocol === port.protocol);
         target = cp ? cp.containerPort : null;
         if (target === null) {
-          this.warn(port.loc, 'named-port-unresolved', `Service ${svc.namespace}/${svc.name}: targetPort '${port.targetPort}' is not a ${port.protocol} container port of pod ${p.name}; the pod is left out of the endpoints`);
+          this.warn(
+            port.loc,
+            'named-port-unresolved',
+            `Service ${svc.namespace}/${svc.name}: targetPort '${port.targetPort}' is not a ${port.protocol} container port of pod ${p.name}; the pod is left out of the endpoints`,
+          );
           continue;
         }
       }
-      eps.push({ ip: p.ip, port: target, nodeName: p.nodeName, ready: p.ready && !p.terminating, serving: p.ready, terminating: p.terminating, podName: p.name, predicted: true });
+      eps.push({
+        ip: p.ip,
+        port: target,
+        nodeName: p.nodeName,
+        ready: p.ready && !p.terminating,
+        serving: p.ready,
+        terminating: p.terminating,
+        podName: p.name,
+        predicted: true,
+      });
     }
     return { endpoints: dedupeSort(eps), source: 'selector' };
   }

@@ -71,7 +71,12 @@ export interface ServicePortInfo {
   readonly loadBalancerSourceRanges: readonly string[];
   readonly endpoints: readonly EndpointInfo[];
   readonly endpointSource: 'EndpointSlice' | 'Endpoints' | 'selector' | 'none';
-  readonly predicted: { readonly clusterIP: boolean; readonly nodePort: boolean; readonly lbIPs: boolean; readonly endpoints: boolean };
+  readonly predicted: {
+    readonly clusterIP: boolean;
+    readonly nodePort: boolean;
+    readonly lbIPs: boolean;
+    readonly endpoints: boolean;
+  };
   readonly loc: Loc;
 }
 
@@ -93,7 +98,11 @@ export interface ClusterModel {
   readonly services: readonly ServiceM[];
   readonly serviceCIDR: string;
   readonly kubeProxy: KubeProxySettings;
-  readonly metallb: { readonly pools: readonly IPAddressPoolM[]; readonly l2: readonly L2AdvertisementM[]; readonly bgp: readonly L2AdvertisementM[] };
+  readonly metallb: {
+    readonly pools: readonly IPAddressPoolM[];
+    readonly l2: readonly L2AdvertisementM[];
+    readonly bgp: readonly L2AdvertisementM[];
+  };
   readonly predictions: readonly Prediction[];
   readonly diagnostics: readonly FileDiagnostic[];
 }

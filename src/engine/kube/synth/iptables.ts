@@ -68,7 +68,12 @@ function externallyAccessible(sp: ServicePortInfo, lbIPs: readonly string[]): bo
   return (sp.nodePort ?? 0) !== 0 || lbIPs.length > 0 || sp.externalIPs.length > 0;
 }
 
-function categorize(eps: readonly EndpointInfo[], sp: ServicePortInfo, nodeName: string, lbIPs: readonly string[]): Categorized {
+function categorize(
+  eps: readonly EndpointInfo[],
+  sp: ServicePortInfo,
+  nodeName: string,
+  lbIPs: readonly string[],
+): Categorized {
   const itpLocal = sp.service.internalTrafficPolicy === 'Local';
   const accessible = externallyAccessible(sp, lbIPs);
   const usesCluster = !itpLocal || accessible;
@@ -78,8 +83,8 @@ function categorize(eps: readonly EndpointInfo[], sp: ServicePortInfo, nodeName:
   let local: EndpointInfo[] = [];
   let hasAny = false;
   if (usesCluster) {
-    cluster = eps.filter((e) => e.ready);
-    if (cluster.length === 0) cluster = eps.filter((e) => e.serving && e.terminating);
+    cluster = eps.filter(e => e.ready);
+    if (cluster.length === 0) cluster = eps.filter(e => e.serving && e.terminating);
     if (cluster.length > 0) hasAny = true;
   }
   if (!usesLocal) return { cluster, local, allReachable: cluster, hasAny };
@@ -94,11 +99,11 @@ function categorize(eps: readonly EndpointInfo[], sp: ServicePortInfo, nodeName:
       if (isLocal(e)) localTerminating = true;
     }
   }
-  if (localReady) local = eps.filter((e) => isLocal(e) && e.ready);
-  else if (localTerminating) local = eps.filter((e) => isLocal(e) && e.serving && e.terminating);
+  if (localReady) local = eps.filter(e => isLocal(e) && e.ready);
+  else if (localTerminating) local = eps.filter(e => isLocal(e) && e.serving && e.terminating);
   if (!usesCluster) return { cluster, local, allReachable: local, hasAny };
   const seen = new Set(cluster.map(endpointString));
-  return { cluster, local, allReachable: [...cluster, ...local.filter((e) => !seen.has(endpointString(e)))], hasAny };
+  return { cluster, local, allReachable: [...cluster, ...local.filter(e => !seen.has(endpointString(e)))], hasAny };
 }
 
 /** `fmt.Sprintf("%0.10f", 1.0/float64(n))`. */
@@ -111,7 +116,7 @@ function familyOf(ip: string): 4 | 6 | null {
 }
 
 export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): KubeProxyRules {
-  const node = model.nodes.find((n) => n.name === opts.nodeName);
+  const node = model.nodes.find(n => n.name === opts.nodeName);
   const nodeIPs = opts.nodeIPs ?? node?.ips ?? [];
   const family = opts.family ?? (nodeIPs[0] && familyOf(nodeIPs[0]) === 6 ? 6 : 4);
   const kp = model.kubeProxy;
@@ -126,7 +131,13 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
   const nfacctLocalhost = opts.nfacct?.localhostNodePorts ?? false;
   const notes: string[] = [];
 
-  const filterChains = ['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-FORWARD', 'KUBE-NODEPORTS', 'KUBE-PROXY-FIREWALL'];
+  const filterChains = [
+    'KUBE-SERVICES',
+    'KUBE-EXTERNAL-SERVICES',
+    'KUBE-FORWARD',
+    'KUBE-NODEPORTS',
+    'KUBE-PROXY-FIREWALL',
+  ];
   const natChains = ['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-MARK-MASQ'];
   const filterRules: string[] = [];
   const natRules: string[] = [];
@@ -142,31 +153,70 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
 
   w(natRules, '-A', 'KUBE-POSTROUTING', '-m', 'mark', '!', '--mark', `${mark}/${mark}`, '-j', 'RETURN');
   w(natRules, '-A', 'KUBE-POSTROUTING', '-j', 'MARK', '--xor-mark', mark);
-  w(natRules, '-A', 'KUBE-POSTROUTING', '-m', 'comment', '--comment', '"kubernetes service traffic requiring SNAT"', '-j', 'MASQUERADE', ...(opts.randomFully ?? true ? ['--random-fully'] : []));
+  w(
+    natRules,
+    '-A',
+    'KUBE-POSTROUTING',
+    '-m',
+    'comment',
+    '--comment',
+    '"kubernetes service traffic requiring SNAT"',
+    '-j',
+    'MASQUERADE',
+    ...((opts.randomFully ?? true) ? ['--random-fully'] : []),
+  );
   w(natRules, '-A', 'KUBE-MARK-MASQ', '-j', 'MARK', '--or-mark', mark);
   if (family === 4 && localhostNodePorts) {
     // Mitigation for route_localnet (https://issue.k8s.io/90259); kubelet writes the same rule.
     filterChains.push('KUBE-FIREWALL');
-    w(filterRules, '-A', 'KUBE-FIREWALL', '-m', 'comment', '--comment', '"block incoming localnet connections"', '-d', '127.0.0.0/8', '!', '-s', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED,DNAT', '-j', 'DROP');
+    w(
+      filterRules,
+      '-A',
+      'KUBE-FIREWALL',
+      '-m',
+      'comment',
+      '--comment',
+      '"block incoming localnet connections"',
+      '-d',
+      '127.0.0.0/8',
+      '!',
+      '-s',
+      '127.0.0.0/8',
+      '-m',
+      'conntrack',
+      '!',
+      '--ctstate',
+      'RELATED,ESTABLISHED,DNAT',
+      '-j',
+      'DROP',
+    );
   }
 
   const ports = model.servicePorts
-    .filter((sp) => sp.clusterIP && familyOf(sp.clusterIP) === family)
+    .filter(sp => sp.clusterIP && familyOf(sp.clusterIP) === family)
     .sort((a, b) => (a.servicePortName < b.servicePortName ? -1 : a.servicePortName > b.servicePortName ? 1 : 0));
   const totalEndpoints = ports.reduce((n, sp) => n + sp.endpoints.length, 0);
   const largeCluster = totalEndpoints > (opts.largeClusterEndpointsThreshold ?? 1000);
-  if (largeCluster) notes.push(`${totalEndpoints} endpoints: above kube-proxy's large-cluster threshold, per-endpoint rules carry no comments`);
+  if (largeCluster)
+    notes.push(
+      `${totalEndpoints} endpoints: above kube-proxy's large-cluster threshold, per-endpoint rules carry no comments`,
+    );
   const svcComment = (s: string): string[] => (largeCluster ? [] : ['-m', 'comment', '--comment', s]);
-  const nodeIPv4 = nodeIPs.map(parseAddr).find((a) => a?.v === family) ?? null;
+  const nodeIPv4 = nodeIPs.map(parseAddr).find(a => a?.v === family) ?? null;
 
   for (const sp of ports) {
     const protocol = sp.protocol.toLowerCase();
     const name = sp.servicePortName;
     const chains = serviceChainNames(name, protocol);
-    const lbIPs = sp.lbIPs.filter((ip) => familyOf(ip) === family);
-    const externalIPs = sp.externalIPs.filter((ip) => familyOf(ip) === family);
+    const lbIPs = sp.lbIPs.filter(ip => familyOf(ip) === family);
+    const externalIPs = sp.externalIPs.filter(ip => familyOf(ip) === family);
     const spv = { ...sp, externalIPs };
-    const { cluster, local, allReachable, hasAny } = categorize(sp.endpoints.filter((e) => familyOf(e.ip) === family), spv, opts.nodeName, lbIPs);
+    const { cluster, local, allReachable, hasAny } = categorize(
+      sp.endpoints.filter(e => familyOf(e.ip) === family),
+      spv,
+      opts.nodeName,
+      lbIPs,
+    );
     const itpLocal = sp.service.internalTrafficPolicy === 'Local';
     const etpLocal = externalPolicyLocal(sp);
     const accessible = externallyAccessible(spv, lbIPs);
@@ -204,43 +254,283 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
     }
     const proto = ['-m', protocol, '-p', protocol];
     const port = String(sp.port);
-    if (hasInternal) w(natRules, '-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', `"${name} cluster IP"`, proto, '-d', sp.clusterIP!, '--dport', port, '-j', internalTrafficChain);
-    else w(filterRules, '-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', intComment, proto, '-d', sp.clusterIP!, '--dport', port, '-j', intTarget);
+    if (hasInternal)
+      w(
+        natRules,
+        '-A',
+        'KUBE-SERVICES',
+        '-m',
+        'comment',
+        '--comment',
+        `"${name} cluster IP"`,
+        proto,
+        '-d',
+        sp.clusterIP!,
+        '--dport',
+        port,
+        '-j',
+        internalTrafficChain,
+      );
+    else
+      w(
+        filterRules,
+        '-A',
+        'KUBE-SERVICES',
+        '-m',
+        'comment',
+        '--comment',
+        intComment,
+        proto,
+        '-d',
+        sp.clusterIP!,
+        '--dport',
+        port,
+        '-j',
+        intTarget,
+      );
     for (const ip of externalIPs) {
-      if (hasAny) w(natRules, '-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', `"${name} external IP"`, proto, '-d', ip, '--dport', port, '-j', externalTrafficChain);
-      if (!hasExternal) w(filterRules, '-A', 'KUBE-EXTERNAL-SERVICES', '-m', 'comment', '--comment', extComment, proto, '-d', ip, '--dport', port, '-j', extTarget);
+      if (hasAny)
+        w(
+          natRules,
+          '-A',
+          'KUBE-SERVICES',
+          '-m',
+          'comment',
+          '--comment',
+          `"${name} external IP"`,
+          proto,
+          '-d',
+          ip,
+          '--dport',
+          port,
+          '-j',
+          externalTrafficChain,
+        );
+      if (!hasExternal)
+        w(
+          filterRules,
+          '-A',
+          'KUBE-EXTERNAL-SERVICES',
+          '-m',
+          'comment',
+          '--comment',
+          extComment,
+          proto,
+          '-d',
+          ip,
+          '--dport',
+          port,
+          '-j',
+          extTarget,
+        );
     }
     for (const ip of lbIPs) {
-      if (hasAny) w(natRules, '-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', `"${name} loadbalancer IP"`, proto, '-d', ip, '--dport', port, '-j', lbChain);
-      if (usesFW) w(filterRules, '-A', 'KUBE-PROXY-FIREWALL', '-m', 'comment', '--comment', `"${name} traffic not accepted by ${chains.fw}"`, proto, '-d', ip, '--dport', port, '-j', 'DROP');
+      if (hasAny)
+        w(
+          natRules,
+          '-A',
+          'KUBE-SERVICES',
+          '-m',
+          'comment',
+          '--comment',
+          `"${name} loadbalancer IP"`,
+          proto,
+          '-d',
+          ip,
+          '--dport',
+          port,
+          '-j',
+          lbChain,
+        );
+      if (usesFW)
+        w(
+          filterRules,
+          '-A',
+          'KUBE-PROXY-FIREWALL',
+          '-m',
+          'comment',
+          '--comment',
+          `"${name} traffic not accepted by ${chains.fw}"`,
+          proto,
+          '-d',
+          ip,
+          '--dport',
+          port,
+          '-j',
+          'DROP',
+        );
     }
-    if (!hasExternal) for (const ip of lbIPs) w(filterRules, '-A', 'KUBE-EXTERNAL-SERVICES', '-m', 'comment', '--comment', extComment, proto, '-d', ip, '--dport', port, '-j', extTarget);
+    if (!hasExternal)
+      for (const ip of lbIPs)
+        w(
+          filterRules,
+          '-A',
+          'KUBE-EXTERNAL-SERVICES',
+          '-m',
+          'comment',
+          '--comment',
+          extComment,
+          proto,
+          '-d',
+          ip,
+          '--dport',
+          port,
+          '-j',
+          extTarget,
+        );
     if (sp.nodePort) {
       if (hasAny) {
         if (family === 4 && localhostNodePorts && nfacctLocalhost) {
-          w(natRules, '-A', 'KUBE-NODEPORTS', '-m', 'comment', '--comment', name, proto, '-d', '127.0.0.0/8', '--dport', String(sp.nodePort), '-m', 'nfacct', '--nfacct-name', 'localhost_nps_accepted_pkts', '-j', externalTrafficChain);
+          w(
+            natRules,
+            '-A',
+            'KUBE-NODEPORTS',
+            '-m',
+            'comment',
+            '--comment',
+            name,
+            proto,
+            '-d',
+            '127.0.0.0/8',
+            '--dport',
+            String(sp.nodePort),
+            '-m',
+            'nfacct',
+            '--nfacct-name',
+            'localhost_nps_accepted_pkts',
+            '-j',
+            externalTrafficChain,
+          );
         }
-        w(natRules, '-A', 'KUBE-NODEPORTS', '-m', 'comment', '--comment', name, proto, '--dport', String(sp.nodePort), '-j', externalTrafficChain);
+        w(
+          natRules,
+          '-A',
+          'KUBE-NODEPORTS',
+          '-m',
+          'comment',
+          '--comment',
+          name,
+          proto,
+          '--dport',
+          String(sp.nodePort),
+          '-j',
+          externalTrafficChain,
+        );
       }
-      if (!hasExternal) w(filterRules, '-A', 'KUBE-EXTERNAL-SERVICES', '-m', 'comment', '--comment', extComment, '-m', 'addrtype', '--dst-type', 'LOCAL', proto, '--dport', String(sp.nodePort), '-j', extTarget);
+      if (!hasExternal)
+        w(
+          filterRules,
+          '-A',
+          'KUBE-EXTERNAL-SERVICES',
+          '-m',
+          'comment',
+          '--comment',
+          extComment,
+          '-m',
+          'addrtype',
+          '--dst-type',
+          'LOCAL',
+          proto,
+          '--dport',
+          String(sp.nodePort),
+          '-j',
+          extTarget,
+        );
     }
     const hc = sp.service.healthCheckNodePort;
     if (hc && sp.service.type === 'LoadBalancer' && sp.service.externalTrafficPolicy === 'Local') {
-      w(filterRules, '-A', 'KUBE-NODEPORTS', '-m', 'comment', '--comment', `"${name} health check node port"`, '-m', 'tcp', '-p', 'tcp', '--dport', String(hc), '-j', 'ACCEPT');
+      w(
+        filterRules,
+        '-A',
+        'KUBE-NODEPORTS',
+        '-m',
+        'comment',
+        '--comment',
+        `"${name} health check node port"`,
+        '-m',
+        'tcp',
+        '-p',
+        'tcp',
+        '--dport',
+        String(hc),
+        '-j',
+        'ACCEPT',
+      );
     }
 
     if (hasInternal) {
-      const args = ['-m', 'comment', '--comment', `"${name} cluster IP"`, ...proto, '-d', sp.clusterIP!, '--dport', port];
+      const args = [
+        '-m',
+        'comment',
+        '--comment',
+        `"${name} cluster IP"`,
+        ...proto,
+        '-d',
+        sp.clusterIP!,
+        '--dport',
+        port,
+      ];
       if (masqueradeAll) w(natRules, '-A', internalTrafficChain, args, '-j', 'KUBE-MARK-MASQ');
       else if (detector) w(natRules, '-A', internalTrafficChain, args, '!', '-s', detector, '-j', 'KUBE-MARK-MASQ');
     }
     if (usesExternalChain) {
       if (!etpLocal) {
-        w(natRules, '-A', externalTrafficChain, '-m', 'comment', '--comment', `"masquerade traffic for ${name} external destinations"`, '-j', 'KUBE-MARK-MASQ');
+        w(
+          natRules,
+          '-A',
+          externalTrafficChain,
+          '-m',
+          'comment',
+          '--comment',
+          `"masquerade traffic for ${name} external destinations"`,
+          '-j',
+          'KUBE-MARK-MASQ',
+        );
       } else {
-        if (detector) w(natRules, '-A', externalTrafficChain, '-m', 'comment', '--comment', `"pod traffic for ${name} external destinations"`, '-s', detector, '-j', chains.svc);
-        w(natRules, '-A', externalTrafficChain, '-m', 'comment', '--comment', `"masquerade LOCAL traffic for ${name} external destinations"`, '-m', 'addrtype', '--src-type', 'LOCAL', '-j', 'KUBE-MARK-MASQ');
-        w(natRules, '-A', externalTrafficChain, '-m', 'comment', '--comment', `"route LOCAL traffic for ${name} external destinations"`, '-m', 'addrtype', '--src-type', 'LOCAL', '-j', chains.svc);
+        if (detector)
+          w(
+            natRules,
+            '-A',
+            externalTrafficChain,
+            '-m',
+            'comment',
+            '--comment',
+            `"pod traffic for ${name} external destinations"`,
+            '-s',
+            detector,
+            '-j',
+            chains.svc,
+          );
+        w(
+          natRules,
+          '-A',
+          externalTrafficChain,
+          '-m',
+          'comment',
+          '--comment',
+          `"masquerade LOCAL traffic for ${name} external destinations"`,
+          '-m',
+          'addrtype',
+          '--src-type',
+          'LOCAL',
+          '-j',
+          'KUBE-MARK-MASQ',
+        );
+        w(
+          natRules,
+          '-A',
+          externalTrafficChain,
+          '-m',
+          'comment',
+          '--comment',
+          `"route LOCAL traffic for ${name} external destinations"`,
+          '-m',
+          'addrtype',
+          '--src-type',
+          'LOCAL',
+          '-j',
+          chains.svc,
+        );
       }
       if (hasExternal) w(natRules, '-A', externalTrafficChain, '-j', externalPolicyChain);
     }
@@ -255,7 +545,15 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
       }
       // A node reaching its own VIP-style LB address arrives with the VIP as source.
       if (allowFromNode) for (const ip of lbIPs) w(natRules, args, '-s', ip, '-j', externalTrafficChain);
-      w(natRules, '-A', chains.fw, '-m', 'comment', '--comment', `"other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL"`);
+      w(
+        natRules,
+        '-A',
+        chains.fw,
+        '-m',
+        'comment',
+        '--comment',
+        `"other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL"`,
+      );
     }
     const affinity = sp.service.sessionAffinity === 'ClientIP';
     const sepNames = new Map<EndpointInfo, string>();
@@ -271,12 +569,30 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
       if (affinity) {
         for (const e of eps) {
           const sep = sepOf(e);
-          w(natRules, '-A', chain, svcComment(`"${name} -> ${endpointString(e)}"`), '-m', 'recent', '--name', sep, '--rcheck', '--seconds', String(sp.service.affinityTimeoutSeconds), '--reap', '-j', sep);
+          w(
+            natRules,
+            '-A',
+            chain,
+            svcComment(`"${name} -> ${endpointString(e)}"`),
+            '-m',
+            'recent',
+            '--name',
+            sep,
+            '--rcheck',
+            '--seconds',
+            String(sp.service.affinityTimeoutSeconds),
+            '--reap',
+            '-j',
+            sep,
+          );
         }
       }
       eps.forEach((e, i) => {
         const sep = sepOf(e);
-        const stat = i < eps.length - 1 ? ['-m', 'statistic', '--mode', 'random', '--probability', kubeProxyProbability(eps.length - i)] : [];
+        const stat =
+          i < eps.length - 1
+            ? ['-m', 'statistic', '--mode', 'random', '--probability', kubeProxyProbability(eps.length - i)]
+            : [];
         w(natRules, '-A', chain, svcComment(`"${name} -> ${endpointString(e)}"`), stat, '-j', sep);
       });
     };
@@ -293,7 +609,19 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
       natChains.push(sep);
       const args = ['-A', sep, ...svcComment(name)];
       w(natRules, args, '-s', e.ip, '-j', 'KUBE-MARK-MASQ');
-      w(natRules, args, ...(affinity ? ['-m', 'recent', '--name', sep, '--set'] : []), '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', endpointString(e));
+      w(
+        natRules,
+        args,
+        ...(affinity ? ['-m', 'recent', '--name', sep, '--set'] : []),
+        '-m',
+        protocol,
+        '-p',
+        protocol,
+        '-j',
+        'DNAT',
+        '--to-destination',
+        endpointString(e),
+      );
     }
   }
 
@@ -306,19 +634,64 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
     w(natRules, '-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', npComment, dest, '-j', 'KUBE-NODEPORTS');
   } else {
     // Only the node's addresses inside nodePortAddresses (loopback: IPv4 and localhostNodePorts only).
-    const nets = nodePortAddresses.map((c) => parseNet(c)).filter((n) => n !== null && n.v === family);
+    const nets = nodePortAddresses.map(c => parseNet(c)).filter(n => n !== null && n.v === family);
     const candidates = [...nodeIPs, ...(family === 4 ? ['127.0.0.1'] : ['::1'])];
     for (const ipText of candidates) {
       const ip = parseAddr(ipText);
-      if (!ip || ip.v !== family || !nets.some((n) => netContains(n!, ip))) continue;
+      if (!ip || ip.v !== family || !nets.some(n => netContains(n!, ip))) continue;
       if (isLoopback(ip) && (family === 6 || !localhostNodePorts)) continue;
       w(natRules, '-A', 'KUBE-SERVICES', '-m', 'comment', '--comment', npComment, '-d', ipText, '-j', 'KUBE-NODEPORTS');
     }
   }
   if (!(opts.conntrackTCPLiberal ?? false)) {
-    w(filterRules, '-A', 'KUBE-FORWARD', '-m', 'conntrack', '--ctstate', 'INVALID', ...(nfacctInvalid ? ['-m', 'nfacct', '--nfacct-name', 'ct_state_invalid_dropped_pkts'] : []), '-j', 'DROP');
+    w(
+      filterRules,
+      '-A',
+      'KUBE-FORWARD',
+      '-m',
+      'conntrack',
+      '--ctstate',
+      'INVALID',
+      ...(nfacctInvalid ? ['-m', 'nfacct', '--nfacct-name', 'ct_state_invalid_dropped_pkts'] : []),
+      '-j',
+      'DROP',
+    );
   }
-  w(filterRules, '-A', 'KUBE-FORWARD', '-m', 'comment', '--comment', '"kubernetes forwarding rules"', '-m', 'mark', '--mark', `${mark}/${mark}`, '-j', 'ACCEPT');
-  w(filterRules, '-A', 'KUBE-FORWARD', '-m', 'comment', '--comment', '"kubernetes forwarding conntrack rule"', '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT');
-  return { family, filter: { chains: filterChains, rules: filterRules }, nat: { chains: natChains, rules: natRules }, masqueradeMark: mark, notes };
+  w(
+    filterRules,
+    '-A',
+    'KUBE-FORWARD',
+    '-m',
+    'comment',
+    '--comment',
+    '"kubernetes forwarding rules"',
+    '-m',
+    'mark',
+    '--mark',
+    `${mark}/${mark}`,
+    '-j',
+    'ACCEPT',
+  );
+  w(
+    filterRules,
+    '-A',
+    'KUBE-FORWARD',
+    '-m',
+    'comment',
+    '--comment',
+    '"kubernetes forwarding conntrack rule"',
+    '-m',
+    'conntrack',
+    '--ctstate',
+    'RELATED,ESTABLISHED',
+    '-j',
+    'ACCEPT',
+  );
+  return {
+    family,
+    filter: { chains: filterChains, rules: filterRules },
+    nat: { chains: natChains, rules: natRules },
+    masqueradeMark: mark,
+    notes,
+  };
 }

@@ -38,7 +38,7 @@ function sortChains(chains: readonly string[]): string[] {
 
 function tableText(name: string, t: TableRules): string[] {
   const chains = sortChains(t.chains);
-  const out = [`*${name}`, ...chains.map((c) => `:${c} - [0:0]`)];
+  const out = [`*${name}`, ...chains.map(c => `:${c} - [0:0]`)];
   const grouped = byChain(t.rules);
   for (const c of chains) for (const r of grouped.get(c) ?? []) out.push(r);
   out.push('COMMIT');
@@ -95,7 +95,8 @@ export function renderNodeSave(rules: KubeProxyRules, opts: NodeSaveOptions = {}
     for (const b of BUILTIN[name]!) {
       for (const j of jumps[b] ?? []) out.push(toSaveFormat(`-A ${b} ${j}`, fam));
       // kubelet's KUBE-FIREWALL hook, present whenever kube-proxy writes the chain's rule.
-      if (name === 'filter' && (b === 'INPUT' || b === 'OUTPUT') && t?.chains.includes('KUBE-FIREWALL')) out.push(`-A ${b} -j KUBE-FIREWALL`);
+      if (name === 'filter' && (b === 'INPUT' || b === 'OUTPUT') && t?.chains.includes('KUBE-FIREWALL'))
+        out.push(`-A ${b} -j KUBE-FIREWALL`);
     }
     const grouped = byChain(t?.rules ?? []);
     for (const c of user) for (const r of grouped.get(c) ?? []) out.push(toSaveFormat(r, fam));

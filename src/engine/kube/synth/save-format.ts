@@ -20,9 +20,32 @@ const OPTION_ORDER: Record<string, string[]> = {
   udp: ['--sport', '--dport'],
   sctp: ['--sport', '--dport', '--chunk-types'],
   addrtype: ['--src-type', '--dst-type', '--limit-iface-in', '--limit-iface-out'],
-  recent: ['--set', '--rcheck', '--update', '--remove', '--seconds', '--reap', '--hitcount', '--rttl', '--name', '--mask', '--rsource', '--rdest'],
+  recent: [
+    '--set',
+    '--rcheck',
+    '--update',
+    '--remove',
+    '--seconds',
+    '--reap',
+    '--hitcount',
+    '--rttl',
+    '--name',
+    '--mask',
+    '--rsource',
+    '--rdest',
+  ],
   statistic: ['--mode', '--probability', '--every', '--packet'],
-  conntrack: ['--ctstate', '--ctproto', '--ctorigsrc', '--ctorigdst', '--ctreplsrc', '--ctrepldst', '--ctstatus', '--ctexpire', '--ctdir'],
+  conntrack: [
+    '--ctstate',
+    '--ctproto',
+    '--ctorigsrc',
+    '--ctorigdst',
+    '--ctreplsrc',
+    '--ctrepldst',
+    '--ctstatus',
+    '--ctexpire',
+    '--ctdir',
+  ],
   // libxt_ipvs.c ipvs_mt_dump (IPVS mode's KUBE-IPVS-OUT-FILTER): proto, vaddr, vport, vdir, vmethod, vportctl.
   ipvs: ['--ipvs', '--vproto', '--vaddr', '--vport', '--vdir', '--vmethod', '--vportctl'],
 };
@@ -108,7 +131,8 @@ function fastSaveFormat(line: string, family: 4 | 6): string | null {
   m = SEP_DNAT.exec(line);
   if (m) return `-A ${m[1]} -p ${m[3]}${commentPart(m[2])} -m ${m[3]} -j DNAT --to-destination ${m[4]}`;
   m = SVC_STAT.exec(line);
-  if (m) return `-A ${m[1]}${commentPart(m[2])} -m statistic --mode random --probability ${savedProbability(m[3]!)} -j ${m[4]}`;
+  if (m)
+    return `-A ${m[1]}${commentPart(m[2])} -m statistic --mode random --probability ${savedProbability(m[3]!)} -j ${m[4]}`;
   m = SVC_LAST.exec(line);
   if (m) return `-A ${m[1]}${commentPart(m[2])} -j ${m[3]}`;
   return null;
@@ -160,13 +184,15 @@ export function generalSaveFormat(line: string, family: 4 | 6): string {
   for (const m of matches) {
     out.push('-m', m.name);
     const order = OPTION_ORDER[m.name];
-    const opts = order && m.opts.length > 1 ? [...m.opts].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)) : m.opts;
+    const opts =
+      order && m.opts.length > 1 ? [...m.opts].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)) : m.opts;
     for (const o of opts) {
       let args = o.args;
       if (m.name === 'comment') args = [savedString(o.args.length === 1 ? o.args[0]! : o.args.join(' '))];
       else if (m.name === 'statistic' && o.name === '--probability') args = [savedProbability(o.args[0] ?? '0')];
       // libxt_ipvs prints the protocol as a number (`%u`) and the address with its mask.
-      else if (m.name === 'ipvs' && o.name === '--vproto') args = [String(protoNumber(o.args[0] ?? '') ?? o.args[0] ?? '')];
+      else if (m.name === 'ipvs' && o.name === '--vproto')
+        args = [String(protoNumber(o.args[0] ?? '') ?? o.args[0] ?? '')];
       else if (m.name === 'ipvs' && o.name === '--vaddr') args = [withPrefix(o.args[0] ?? '', family)];
       else if (m.name === 'mark' && o.name === '--mark') {
         const v = parseMarkMask(o.args[0] ?? '');
@@ -178,8 +204,9 @@ export function generalSaveFormat(line: string, family: 4 | 6): string {
     }
     // iptables-save always prints recent's mask and side (defaults 255.255.255.255 and --rsource).
     if (m.name === 'recent') {
-      if (!m.opts.some((o) => o.name === '--mask')) out.push('--mask', family === 4 ? '255.255.255.255' : 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff');
-      if (!m.opts.some((o) => o.name === '--rsource' || o.name === '--rdest')) out.push('--rsource');
+      if (!m.opts.some(o => o.name === '--mask'))
+        out.push('--mask', family === 4 ? '255.255.255.255' : 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff');
+      if (!m.opts.some(o => o.name === '--rsource' || o.name === '--rdest')) out.push('--rsource');
     }
   }
   if (target) {
@@ -200,7 +227,11 @@ export function generalSaveFormat(line: string, family: 4 | 6): string {
         out.push('--set-xmark', `${hex(pair[0])}/${hex(pair[1])}`);
       }
     } else if (t === 'REJECT') {
-      out.push('--reject-with', target.opts.find((o) => o.name === '--reject-with')?.args[0] ?? (family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable'));
+      out.push(
+        '--reject-with',
+        target.opts.find(o => o.name === '--reject-with')?.args[0] ??
+          (family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable'),
+      );
     } else {
       for (const o of target.opts) out.push(o.name, ...o.args);
     }

@@ -33,18 +33,28 @@ export function lowerBinop(e: NftBinop, left: LExpr, ctx: LowerCtx): LExpr | nul
   const t = left.types[0]!;
   const r = constant(e.right, t);
   // A shift wider than the register is refused like nft does (and never builds a giant BigInt).
-  if (left.types.length !== 1 || t.bits === 0 || typeof r !== 'bigint' || ((e.op === '<<' || e.op === '>>') && r > BigInt(t.bits))) {
+  if (
+    left.types.length !== 1 ||
+    t.bits === 0 ||
+    typeof r !== 'bigint' ||
+    ((e.op === '<<' || e.op === '>>') && r > BigInt(t.bits))
+  ) {
     ctx.report('bad-value', `${left.text} ${e.op} …: expected a number on the right`, e.range);
     return null;
   }
   const width = (1n << BigInt(t.bits)) - 1n;
   const f = (x: bigint): bigint => {
     switch (e.op) {
-      case '&': return x & r;
-      case '|': return x | r;
-      case '^': return x ^ r;
-      case '<<': return (x << r) & width;
-      default: return x >> r;
+      case '&':
+        return x & r;
+      case '|':
+        return x | r;
+      case '^':
+        return x ^ r;
+      case '<<':
+        return (x << r) & width;
+      default:
+        return x >> r;
     }
   };
   const word = { '&': 'and', '|': 'or', '^': 'xor', '<<': '<<', '>>': '>>' }[e.op];
@@ -54,7 +64,8 @@ export function lowerBinop(e: NftBinop, left: LExpr, ctx: LowerCtx): LExpr | nul
     eval(pkt, env): ExprOut {
       const o = left.eval(pkt, env);
       if (o.kind === 'value') return { kind: 'value', v: [f(o.v[0] as bigint)] };
-      if (o.kind === 'choice') return { kind: 'choice', options: o.options.map((c) => ({ ...c, v: [f(c.v[0] as bigint)] })) };
+      if (o.kind === 'choice')
+        return { kind: 'choice', options: o.options.map(c => ({ ...c, v: [f(c.v[0] as bigint)] })) };
       return o;
     },
   };

@@ -9,8 +9,8 @@ import type { Scalar } from '../types.ts';
 
 export function concatExpr(parts: readonly LExpr[]): LExpr {
   return {
-    types: parts.flatMap((p) => p.types),
-    text: parts.map((p) => p.text).join(' . '),
+    types: parts.flatMap(p => p.types),
+    text: parts.map(p => p.text).join(' . '),
     eval(pkt, env): ExprOut {
       let acc: { p: ReturnType<typeof mul> | null; v: Scalar[]; label: string }[] = [{ p: null, v: [], label: '' }];
       let random = false;
@@ -32,12 +32,18 @@ export function concatExpr(parts: readonly LExpr[]): LExpr {
         }
         random = true;
         const next: typeof acc = [];
-        for (const a of acc) for (const c of o.options) next.push({ p: a.p ? mul(a.p, c.p) : c.p, v: [...a.v, ...c.v], label: a.label ? `${a.label}, ${c.label}` : c.label });
+        for (const a of acc)
+          for (const c of o.options)
+            next.push({
+              p: a.p ? mul(a.p, c.p) : c.p,
+              v: [...a.v, ...c.v],
+              label: a.label ? `${a.label}, ${c.label}` : c.label,
+            });
         acc = next;
       }
       if (unknown) return { kind: 'unknown', reason: unknown.reason, partial };
       if (!random) return { kind: 'value', v: acc[0]!.v };
-      return { kind: 'choice', options: acc.map((a) => ({ p: a.p!, v: a.v, label: a.label })) };
+      return { kind: 'choice', options: acc.map(a => ({ p: a.p!, v: a.v, label: a.label })) };
     },
   };
 }

@@ -27,7 +27,10 @@ function status(pkt: PacketState): number {
 }
 
 function tracked(read: (p: PacketState) => ExprOut): (p: PacketState) => ExprOut {
-  return (p) => (p.ct.state === 'UNTRACKED' || p.ct.state === 'INVALID' ? { kind: 'absent', why: `the packet has no conntrack entry (${p.ct.state})` } : read(p));
+  return p =>
+    p.ct.state === 'UNTRACKED' || p.ct.state === 'INVALID'
+      ? { kind: 'absent', why: `the packet has no conntrack entry (${p.ct.state})` }
+      : read(p);
 }
 
 function addrOf(a: PacketState['src']): ExprOut {
@@ -41,18 +44,18 @@ function tuple(key: string, dir: 'original' | 'reply'): ((p: PacketState) => Exp
     case 'saddr':
     case 'ip saddr':
     case 'ip6 saddr':
-      return (p) => addrOf(reply ? (p.ct.dnat?.addr ?? p.ct.origDst) : p.ct.origSrc);
+      return p => addrOf(reply ? (p.ct.dnat?.addr ?? p.ct.origDst) : p.ct.origSrc);
     case 'daddr':
     case 'ip daddr':
     case 'ip6 daddr':
-      return (p) => addrOf(reply ? (p.ct.snat?.addr ?? p.ct.origSrc) : p.ct.origDst);
+      return p => addrOf(reply ? (p.ct.snat?.addr ?? p.ct.origSrc) : p.ct.origDst);
     case 'proto-src':
-      return (p) => {
+      return p => {
         const x = reply ? (p.ct.dnat?.port ?? p.ct.origDport) : p.ct.origSport;
         return x === null ? { kind: 'absent', why: 'the protocol has no ports' } : v(x);
       };
     case 'proto-dst':
-      return (p) => {
+      return p => {
         const x = reply ? (p.ct.snat?.port ?? p.ct.origSport) : p.ct.origDport;
         return x === null ? { kind: 'absent', why: 'the protocol has no ports' } : v(x);
       };
@@ -68,15 +71,15 @@ export function lowerCt(e: NftCt, ctx: LowerCtx): LExpr | null {
   switch (e.key) {
     case 'state':
       type = CT_STATE;
-      read = (p) => v(STATE_BITS[p.ct.state] ?? 0);
+      read = p => v(STATE_BITS[p.ct.state] ?? 0);
       break;
     case 'status':
       type = CT_STATUS;
-      read = tracked((p) => v(status(p)));
+      read = tracked(p => v(status(p)));
       break;
     case 'mark':
       type = MARK;
-      read = tracked((p) => v(p.ct.mark >>> 0));
+      read = tracked(p => v(p.ct.mark >>> 0));
       break;
     case 'direction':
       // The evaluator follows a connection's original direction (the packet the caller describes).
@@ -86,12 +89,16 @@ export function lowerCt(e: NftCt, ctx: LowerCtx): LExpr | null {
     case 'protocol':
     case 'l3proto':
       type = e.key === 'protocol' ? PROTO : null;
-      read = e.key === 'protocol' ? tracked((p) => v(p.proto)) : null;
+      read = e.key === 'protocol' ? tracked(p => v(p.proto)) : null;
       break;
     default: {
       const t = tuple(e.key, e.dir ?? 'original');
       if (t) {
-        type = e.key.includes('proto-') ? SERVICE : (e.family ?? (e.key.startsWith('ip6') ? 'ip6' : e.key.startsWith('ip') ? 'ip' : ctx.family)) === 'ip6' ? IPV6 : IPV4;
+        type = e.key.includes('proto-')
+          ? SERVICE
+          : (e.family ?? (e.key.startsWith('ip6') ? 'ip6' : e.key.startsWith('ip') ? 'ip' : ctx.family)) === 'ip6'
+            ? IPV6
+            : IPV4;
         read = tracked(t);
       }
     }
@@ -101,5 +108,5 @@ export function lowerCt(e: NftCt, ctx: LowerCtx): LExpr | null {
     return null;
   }
   const r = read;
-  return { types: [type], text, eval: (pkt) => r(pkt) };
+  return { types: [type], text, eval: pkt => r(pkt) };
 }

@@ -16,8 +16,8 @@ const RTN: Record<string, number> = { UNSPEC: 0, UNICAST: 1, LOCAL: 2, BROADCAST
 const FIB_OIF: DataType = {
   name: 'ifname',
   bits: 0,
-  parse: (x) => (x === 'missing' ? '' : typeof x === 'string' ? x : null),
-  format: (x) => (x === '' ? 'missing' : `"${String(x)}"`),
+  parse: x => (x === 'missing' ? '' : typeof x === 'string' ? x : null),
+  format: x => (x === '' ? 'missing' : `"${String(x)}"`),
 };
 
 export function lowerFib(e: NftFib, ctx: LowerCtx): LExpr | null {

@@ -12,13 +12,23 @@ import { unknownExpr } from './unknown.ts';
 
 function exprText(e: NftExpr): string {
   switch (e.kind) {
-    case 'rawpayload': return `@${e.base},${e.offset},${e.len}`;
-    case 'exthdr': return `${e.family} ${e.name}${e.field ? ` ${e.field}` : ''}`;
-    case 'hash': return `${e.mode} mod ${e.mod}`;
-    case 'rt': return `rt ${e.key}`;
-    case 'socket': case 'osf': case 'ipsec': case 'tunnel': return `${e.kind} ${e.key}`;
-    case 'unknown': return e.text;
-    default: return e.kind;
+    case 'rawpayload':
+      return `@${e.base},${e.offset},${e.len}`;
+    case 'exthdr':
+      return `${e.family} ${e.name}${e.field ? ` ${e.field}` : ''}`;
+    case 'hash':
+      return `${e.mode} mod ${e.mod}`;
+    case 'rt':
+      return `rt ${e.key}`;
+    case 'socket':
+    case 'osf':
+    case 'ipsec':
+    case 'tunnel':
+      return `${e.kind} ${e.key}`;
+    case 'unknown':
+      return e.text;
+    default:
+      return e.kind;
   }
 }
 
@@ -26,16 +36,36 @@ function exprText(e: NftExpr): string {
 export function lowerExpr(e: NftExpr, ctx: LowerCtx): LExpr {
   let out: LExpr | null = null;
   switch (e.kind) {
-    case 'payload': out = lowerPayload(e, ctx); break;
-    case 'meta': out = lowerMeta(e, ctx); break;
-    case 'ct': out = lowerCt(e, ctx); break;
-    case 'fib': out = lowerFib(e, ctx); break;
-    case 'numgen': out = lowerNumgen(e, ctx); break;
-    case 'concat': out = concatExpr(e.items.map((i) => lowerExpr(i, ctx))); break;
-    case 'binop': out = lowerBinop(e, lowerExpr(e.left, ctx), ctx); break;
+    case 'payload':
+      out = lowerPayload(e, ctx);
+      break;
+    case 'meta':
+      out = lowerMeta(e, ctx);
+      break;
+    case 'ct':
+      out = lowerCt(e, ctx);
+      break;
+    case 'fib':
+      out = lowerFib(e, ctx);
+      break;
+    case 'numgen':
+      out = lowerNumgen(e, ctx);
+      break;
+    case 'concat':
+      out = concatExpr(e.items.map(i => lowerExpr(i, ctx)));
+      break;
+    case 'binop':
+      out = lowerBinop(e, lowerExpr(e.left, ctx), ctx);
+      break;
     default: {
       const text = exprText(e);
-      if (e.kind !== 'unknown') ctx.report('not-modelled', `${text} is not modelled: rules using it are undecided in traces`, e.range, 'warning');
+      if (e.kind !== 'unknown')
+        ctx.report(
+          'not-modelled',
+          `${text} is not modelled: rules using it are undecided in traces`,
+          e.range,
+          'warning',
+        );
       return unknownExpr(text, `${text} is not modelled`);
     }
   }

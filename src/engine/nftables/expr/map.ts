@@ -7,7 +7,12 @@ import type { ExprOut, LExpr, LowerCtx, NftNamedSet, SetElem } from '../program.
 import { lookupElems, lowerElements } from '../sets.ts';
 import type { DataType, Scalar } from '../types.ts';
 
-export function mapSource(e: NftMapLookup['data'], key: LExpr, data: readonly DataType[] | 'verdict', ctx: LowerCtx): { elems: SetElem[]; text: string; types: readonly DataType[] | 'verdict' } | null {
+export function mapSource(
+  e: NftMapLookup['data'],
+  key: LExpr,
+  data: readonly DataType[] | 'verdict',
+  ctx: LowerCtx,
+): { elems: SetElem[]; text: string; types: readonly DataType[] | 'verdict' } | null {
   if (e.kind === 'setref') {
     const s: NftNamedSet | undefined = ctx.lookupSet(e.name);
     if (!s) {
@@ -40,10 +45,12 @@ export function lowerMapLookup(e: NftMapLookup, key: LExpr, data: readonly DataT
       if (k.kind === 'absent' || k.kind === 'unknown') return k;
       if (k.kind === 'value') {
         const d = pick(src.elems, k.v);
-        return d ? { kind: 'value', v: d } : { kind: 'absent', why: `${text}: no element for ${k.v.map(String).join(' . ')}` };
+        return d
+          ? { kind: 'value', v: d }
+          : { kind: 'absent', why: `${text}: no element for ${k.v.map(String).join(' . ')}` };
       }
       // A random key (numgen): each choice maps on; choices without an element end the rule.
-      const options = k.options.flatMap((c) => {
+      const options = k.options.flatMap(c => {
         const d = pick(src.elems, c.v);
         return d ? [{ p: c.p, v: d, label: c.label }] : [];
       });

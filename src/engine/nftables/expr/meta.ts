@@ -17,19 +17,28 @@ function pkttype(pkt: PacketState, env: EvalEnv): ExprOut {
 }
 
 const KEYS: Record<string, { type: DataType; read: (pkt: PacketState, env: EvalEnv) => ExprOut }> = {
-  iifname: { type: IFNAME, read: (p) => ({ kind: 'value', v: [p.inIface ?? ''] }) },
-  oifname: { type: IFNAME, read: (p) => ({ kind: 'value', v: [p.outIface ?? ''] }) },
+  iifname: { type: IFNAME, read: p => ({ kind: 'value', v: [p.inIface ?? ''] }) },
+  oifname: { type: IFNAME, read: p => ({ kind: 'value', v: [p.outIface ?? ''] }) },
   // The kernel compares interface indexes, resolved from the names when the ruleset was loaded.
-  iif: { type: IFNAME, read: (p) => ({ kind: 'value', v: [p.inIface ?? ''] }) },
-  oif: { type: IFNAME, read: (p) => ({ kind: 'value', v: [p.outIface ?? ''] }) },
-  l4proto: { type: PROTO, read: (p) => v(p.proto) },
-  nfproto: { type: NFPROTO, read: (p) => v(p.family === 4 ? 2 : 10) },
-  protocol: { type: ETHERTYPE, read: (p) => v(p.family === 4 ? 0x0800 : 0x86dd) },
-  mark: { type: MARK, read: (p) => v(p.mark >>> 0) },
+  iif: { type: IFNAME, read: p => ({ kind: 'value', v: [p.inIface ?? ''] }) },
+  oif: { type: IFNAME, read: p => ({ kind: 'value', v: [p.outIface ?? ''] }) },
+  l4proto: { type: PROTO, read: p => v(p.proto) },
+  nfproto: { type: NFPROTO, read: p => v(p.family === 4 ? 2 : 10) },
+  protocol: { type: ETHERTYPE, read: p => v(p.family === 4 ? 0x0800 : 0x86dd) },
+  mark: { type: MARK, read: p => v(p.mark >>> 0) },
   pkttype: { type: PKTTYPE, read: pkttype },
-  skuid: { type: UID, read: (p) => (p.uid === null ? { kind: 'absent', why: 'the packet has no local socket' } : v(p.uid)) },
-  skgid: { type: GID, read: (p) => (p.gid === null ? { kind: 'absent', why: 'the packet has no local socket' } : v(p.gid)) },
-  length: { type: INTEGER, read: (p) => (p.length === null ? { kind: 'unknown', reason: 'the packet length was not given' } : v(p.length)) },
+  skuid: {
+    type: UID,
+    read: p => (p.uid === null ? { kind: 'absent', why: 'the packet has no local socket' } : v(p.uid)),
+  },
+  skgid: {
+    type: GID,
+    read: p => (p.gid === null ? { kind: 'absent', why: 'the packet has no local socket' } : v(p.gid)),
+  },
+  length: {
+    type: INTEGER,
+    read: p => (p.length === null ? { kind: 'unknown', reason: 'the packet length was not given' } : v(p.length)),
+  },
   nftrace: { type: INTEGER, read: () => v(0) },
 };
 
@@ -41,7 +50,12 @@ export function metaKey(key: string): string {
 export function lowerMeta(e: NftMeta, ctx: LowerCtx): LExpr | null {
   const k = KEYS[metaKey(e.key)];
   if (!k) {
-    ctx.report('not-modelled', `meta ${e.key} is not modelled: rules reading it are undecided in traces`, e.range, 'warning');
+    ctx.report(
+      'not-modelled',
+      `meta ${e.key} is not modelled: rules reading it are undecided in traces`,
+      e.range,
+      'warning',
+    );
     return null;
   }
   return { types: [k.type], text: `meta ${e.key}`, eval: (pkt, env) => k.read(pkt, env) };

@@ -35,7 +35,10 @@ export function lowerNumgen(e: NftNumgen, ctx: LowerCtx): LExpr | null {
   const options = Array.from({ length: n }, (_, i) => {
     const p = e.mode === 'random' ? rational(share(BigInt(i), N), TWO32) : rational(1n, N);
     const val = BigInt(e.offset + i);
-    const label = e.mode === 'random' ? `${text} = ${val}` : `${text} = ${val} (a shared counter: each value takes 1/${n} of the connections over a cycle)`;
+    const label =
+      e.mode === 'random'
+        ? `${text} = ${val}`
+        : `${text} = ${val} (a shared counter: each value takes 1/${n} of the connections over a cycle)`;
     return { p, v: [val] as const, label };
   });
   const out: ExprOut = { kind: 'choice', options };

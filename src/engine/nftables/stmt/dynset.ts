@@ -12,6 +12,11 @@ export function lowerSetStmt(s: NftSetStmt, ctx: LowerCtx): Op {
   return {
     text,
     isMatch: false,
-    run: () => [{ apply: () => `${s.op} @${s.set}: later packets of this flow see the element (state it for a trace with the set's name as a live entry)` }],
+    run: () => [
+      {
+        apply: () =>
+          `${s.op} @${s.set}: later packets of this flow see the element (state it for a trace with the set's name as a live entry)`,
+      },
+    ],
   };
 }

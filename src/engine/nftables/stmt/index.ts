@@ -24,20 +24,34 @@ function unknownStmt(text: string): Op {
 
 export function lowerStmt(s: NftStmt, ctx: LowerCtx): Op {
   switch (s.kind) {
-    case 'match': return lowerMatch(s, ctx);
-    case 'verdict': return lowerVerdict(s);
-    case 'vmap': return lowerVmap(s, ctx);
-    case 'reject': return lowerReject(s, ctx.family);
-    case 'nat': return lowerNat(s, ctx);
-    case 'mangle': return lowerMangle(s, ctx);
-    case 'counter': return lowerCounter();
-    case 'log': return lowerLog(s);
-    case 'limit': return lowerLimit(s);
-    case 'quota': return lowerQuota(s);
-    case 'notrack': return lowerNotrack();
-    case 'setop': return lowerSetStmt(s, ctx);
-    case 'queue': return lowerQueue();
-    case 'unknown': return unknownStmt(s.text);
+    case 'match':
+      return lowerMatch(s, ctx);
+    case 'verdict':
+      return lowerVerdict(s);
+    case 'vmap':
+      return lowerVmap(s, ctx);
+    case 'reject':
+      return lowerReject(s, ctx.family);
+    case 'nat':
+      return lowerNat(s, ctx);
+    case 'mangle':
+      return lowerMangle(s, ctx);
+    case 'counter':
+      return lowerCounter();
+    case 'log':
+      return lowerLog(s);
+    case 'limit':
+      return lowerLimit(s);
+    case 'quota':
+      return lowerQuota(s);
+    case 'notrack':
+      return lowerNotrack();
+    case 'setop':
+      return lowerSetStmt(s, ctx);
+    case 'queue':
+      return lowerQueue();
+    case 'unknown':
+      return unknownStmt(s.text);
     default:
       ctx.report('not-modelled', `${s.kind} is not modelled: traces end there as unknown`, s.range, 'warning');
       return unknownStmt(s.kind);
@@ -45,5 +59,5 @@ export function lowerStmt(s: NftStmt, ctx: LowerCtx): Op {
 }
 
 export function lowerRuleProgram(r: NftRule, ctx: LowerCtx): NftProgram {
-  return { family: r.family, ops: r.stmts.map((s) => lowerStmt(s, ctx)) };
+  return { family: r.family, ops: r.stmts.map(s => lowerStmt(s, ctx)) };
 }

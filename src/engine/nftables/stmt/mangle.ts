@@ -24,7 +24,14 @@ function valueOf(m: NftMangle, ctx: LowerCtx): LExpr | null {
 
 export function lowerMangle(m: NftMangle, ctx: LowerCtx): Op {
   const k = m.key;
-  const keyText = k.kind === 'meta' ? `meta ${k.key}` : k.kind === 'ct' ? `ct ${k.key}` : k.kind === 'payload' ? `${k.protocol} ${k.field}` : k.kind;
+  const keyText =
+    k.kind === 'meta'
+      ? `meta ${k.key}`
+      : k.kind === 'ct'
+        ? `ct ${k.key}`
+        : k.kind === 'payload'
+          ? `${k.protocol} ${k.field}`
+          : k.kind;
   if (k.kind === 'meta' && k.key === 'nftrace') {
     const text = `meta nftrace set ${m.value.kind === 'value' ? String(m.value.value) : '…'}`;
     return { text, isMatch: false, run: () => [{ apply: () => null }] };
@@ -45,21 +52,26 @@ export function lowerMangle(m: NftMangle, ctx: LowerCtx): Op {
       if (!value) return [{ verdict: { kind: 'unknown', reason: `${text}: the value could not be read` } }];
       const o = value.eval(pkt, env);
       if (o.kind === 'absent') return [{ miss: `${text}: ${o.why}` }];
-      if (o.kind !== 'value') return [{ verdict: { kind: 'unknown', reason: `${text}: ${o.kind === 'unknown' ? o.reason : 'a random value'}` } }];
+      if (o.kind !== 'value')
+        return [
+          { verdict: { kind: 'unknown', reason: `${text}: ${o.kind === 'unknown' ? o.reason : 'a random value'}` } },
+        ];
       const n = Number((o.v[0] as bigint) & 0xffffffffn) >>> 0;
-      return [{
-        apply(p) {
-          if (ct) {
-            if (p.ct.state === 'UNTRACKED') return `${text}: no conntrack entry, nothing set`;
-            const old = p.ct.mark;
-            p.ct.mark = n;
-            return `ct mark 0x${old.toString(16)} → 0x${n.toString(16)}`;
-          }
-          const old = p.mark;
-          p.mark = n;
-          return `meta mark 0x${old.toString(16)} → 0x${n.toString(16)}`;
+      return [
+        {
+          apply(p) {
+            if (ct) {
+              if (p.ct.state === 'UNTRACKED') return `${text}: no conntrack entry, nothing set`;
+              const old = p.ct.mark;
+              p.ct.mark = n;
+              return `ct mark 0x${old.toString(16)} → 0x${n.toString(16)}`;
+            }
+            const old = p.mark;
+            p.mark = n;
+            return `meta mark 0x${old.toString(16)} → 0x${n.toString(16)}`;
+          },
         },
-      }];
+      ];
     },
   };
 }

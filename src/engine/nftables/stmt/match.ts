@@ -41,7 +41,11 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
   }
   if (r.kind === 'set') {
     const elems: SetElem[] = lowerElements(r.items, left.types, null, ctx);
-    return { text: `{ ${elems.map((e) => e.text).join(', ')} }`, test: (v) => lookupElems(elems, v) !== null, could: (p) => couldMatch(elems, p) };
+    return {
+      text: `{ ${elems.map(e => e.text).join(', ')} }`,
+      test: v => lookupElems(elems, v) !== null,
+      could: p => couldMatch(elems, p),
+    };
   }
   if (r.kind === 'list' && t0.bitmask && left.types.length === 1) {
     let mask = 0n;
@@ -49,11 +53,11 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
       const k = literalKey(it, left.types, ctx);
       if (k) mask |= k[0]![0] as bigint;
     }
-    return { text: t0.format(mask), test: (v) => ((v[0] as bigint) & mask) !== 0n };
+    return { text: t0.format(mask), test: v => ((v[0] as bigint) & mask) !== 0n };
   }
   if (r.kind === 'list') {
     const elems = lowerElements(r.items, left.types, null, ctx);
-    return { text: elems.map((e) => e.text).join(','), test: (v) => lookupElems(elems, v) !== null };
+    return { text: elems.map(e => e.text).join(','), test: v => lookupElems(elems, v) !== null };
   }
   const key: Interval[] | null = literalKey(r, left.types, ctx);
   if (!key) return null;
@@ -65,15 +69,20 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
       return null;
     }
     const b = key[0]![0];
-    const want = { '<': (c: number) => c < 0, '>': (c: number) => c > 0, '<=': (c: number) => c <= 0, '>=': (c: number) => c >= 0 }[m.op];
-    return { text, test: (v) => want(compare(v[0]!, b)) };
+    const want = {
+      '<': (c: number) => c < 0,
+      '>': (c: number) => c > 0,
+      '<=': (c: number) => c <= 0,
+      '>=': (c: number) => c >= 0,
+    }[m.op];
+    return { text, test: v => want(compare(v[0]!, b)) };
   }
   if (m.op === 'in' && t0.bitmask && key.length === 1 && single) {
     const mask = key[0]![0] as bigint;
-    return { text, test: (v) => ((v[0] as bigint) & mask) !== 0n };
+    return { text, test: v => ((v[0] as bigint) & mask) !== 0n };
   }
   const elems: SetElem[] = [{ key, text }];
-  return { text, test: (v) => lookupElems(elems, v) !== null };
+  return { text, test: v => lookupElems(elems, v) !== null };
 }
 
 function show(left: LExpr, v: readonly Scalar[]): string {
@@ -88,7 +97,14 @@ export function lowerMatch(m: NftMatch, ctx: LowerCtx): Op {
   const text = `${left.text} ${opText}${right?.text ?? '?'}`;
   if (!right) {
     const reason = `${text}: the right side could not be read`;
-    return { text, isMatch: true, run: () => [{ assume: { assumed: 'matches', reason } }, { assume: { assumed: 'does not match', reason }, miss: `unknown, assumed not to match: ${reason}` }] };
+    return {
+      text,
+      isMatch: true,
+      run: () => [
+        { assume: { assumed: 'matches', reason } },
+        { assume: { assumed: 'does not match', reason }, miss: `unknown, assumed not to match: ${reason}` },
+      ],
+    };
   }
   const holds = (v: readonly Scalar[], env: EvalEnv) => right.test(v, env) !== negated;
   const why = (v: readonly Scalar[]) => `${text}: ${left.text} is ${show(left, v)}`;
@@ -102,10 +118,19 @@ export function lowerMatch(m: NftMatch, ctx: LowerCtx): Op {
       if (o.kind === 'unknown') {
         if (o.partial && right.could && !right.could(o.partial, env)) {
           // No element agrees with the known parts: the lookup fails whatever the unknown ones are.
-          return negated ? [{}] : [{ miss: `${text}: no element for ${o.partial.map((x, i) => (x === null ? '?' : (left.types[i]?.format(x) ?? String(x)))).join(' . ')}` }];
+          return negated
+            ? [{}]
+            : [
+                {
+                  miss: `${text}: no element for ${o.partial.map((x, i) => (x === null ? '?' : (left.types[i]?.format(x) ?? String(x)))).join(' . ')}`,
+                },
+              ];
         }
         const reason = `${text}: ${o.reason}`;
-        return [{ assume: { assumed: 'matches', reason } }, { assume: { assumed: 'does not match', reason }, miss: `unknown, assumed not to match: ${reason}` }];
+        return [
+          { assume: { assumed: 'matches', reason } },
+          { assume: { assumed: 'does not match', reason }, miss: `unknown, assumed not to match: ${reason}` },
+        ];
       }
       // A random left side: the rule matches with the total weight of the values that pass.
       let yes = ZERO;
@@ -118,7 +143,8 @@ export function lowerMatch(m: NftMatch, ctx: LowerCtx): Op {
       }
       const no = complement(yes);
       const alts: Alt[] = [];
-      if (!isZero(yes)) alts.push({ p: yes, label: `${text} (${labels.length === 1 ? labels[0] : `${labels.length} values`})` });
+      if (!isZero(yes))
+        alts.push({ p: yes, label: `${text} (${labels.length === 1 ? labels[0] : `${labels.length} values`})` });
       if (!isZero(no)) alts.push({ p: no, label: `${text}: not chosen`, miss: `${text}: not chosen` });
       return alts;
     },

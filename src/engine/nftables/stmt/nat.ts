@@ -24,7 +24,10 @@ type Dest = { addr: Addr | null; port: number | null; range: boolean };
 
 interface Target {
   /** Address and port (several, each with its probability, for a random map key), or why not. */
-  eval(pkt: Parameters<LExpr['eval']>[0], env: Parameters<LExpr['eval']>[1]): Dest | { choice: { p: Rational; label: string; dest: Dest }[] } | { absent: string } | { unknown: string };
+  eval(
+    pkt: Parameters<LExpr['eval']>[0],
+    env: Parameters<LExpr['eval']>[1],
+  ): Dest | { choice: { p: Rational; label: string; dest: Dest }[] } | { absent: string } | { unknown: string };
   readonly text: string;
 }
 
@@ -48,8 +51,12 @@ function target(s: NftNat, six: boolean, ctx: LowerCtx): Target | null {
         const o = m.eval(pkt, env);
         if (o.kind === 'absent') return { absent: o.why };
         if (o.kind === 'unknown') return { unknown: `${m.text}: ${o.reason}` };
-        const dest = (v: readonly Scalar[]): Dest => ({ addr: toAddr(v[0]!, six), port: v[1] !== undefined ? Number(v[1]) : port ? Number(port.lo) : null, range: false });
-        if (o.kind === 'choice') return { choice: o.options.map((c) => ({ p: c.p, label: c.label, dest: dest(c.v) })) };
+        const dest = (v: readonly Scalar[]): Dest => ({
+          addr: toAddr(v[0]!, six),
+          port: v[1] !== undefined ? Number(v[1]) : port ? Number(port.lo) : null,
+          range: false,
+        });
+        if (o.kind === 'choice') return { choice: o.options.map(c => ({ p: c.p, label: c.label, dest: dest(c.v) })) };
         return dest(o.v);
       },
     };
@@ -58,7 +65,11 @@ function target(s: NftNat, six: boolean, ctx: LowerCtx): Target | null {
   const p = constant(s.port, SERVICE, ctx);
   if (a === null || p === null) return null;
   const text = `${a ? (a.lo === a.hi ? at.format(a.lo) : `${at.format(a.lo)}-${at.format(a.hi)}`) : ''}${p ? `:${p.lo === p.hi ? String(p.lo) : `${String(p.lo)}-${String(p.hi)}`}` : ''}`;
-  const res = { addr: a ? toAddr(a.lo, six) : null, port: p ? Number(p.lo) : null, range: (a !== undefined && a.lo !== a.hi) || (p !== undefined && p.lo !== p.hi) };
+  const res = {
+    addr: a ? toAddr(a.lo, six) : null,
+    port: p ? Number(p.lo) : null,
+    range: (a !== undefined && a.lo !== a.hi) || (p !== undefined && p.lo !== p.hi),
+  };
   return { text, eval: () => res };
 }
 
@@ -67,7 +78,12 @@ function mapHasPorts(e: NftExpr): boolean {
   const d = e.data;
   if (d.kind !== 'set') return false;
   const first = d.items[0];
-  const data = first?.kind === 'mapping' ? first.data : first?.kind === 'elem' && first.value.kind === 'mapping' ? first.value.data : null;
+  const data =
+    first?.kind === 'mapping'
+      ? first.data
+      : first?.kind === 'elem' && first.value.kind === 'mapping'
+        ? first.value.data
+        : null;
   return data?.kind === 'concat';
 }
 
@@ -97,20 +113,34 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
         // address. Without an address the kernel drops the packet (NF_DROP).
         const addr = masq
           ? env.node.sourceFor(pkt.outIface ?? env.node.uplink, pkt.family)
-          : env.hook === 'OUTPUT' ? (pkt.family === 4 ? { v: 4 as const, n: 0x7f000001 } : { v: 6 as const, n: 1n }) : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
-        if (!addr) return [{ verdict: { kind: 'drop', reason: `${text}: the ${masq ? 'outgoing' : 'input'} interface has no address, the kernel drops the packet` } }];
-        return [{
-          verdict: { kind: 'accept' },
-          apply(q, env2, path) {
-            if (masq) {
-              applySnat(q, addr, port);
-              path.masquerade = true;
-              return `masquerade → ${env2.node.show(addr)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
-            }
-            applyDnat(q, addr, port);
-            return `redirect → ${hostPort(q.dst, q.dport, q.proto, (a) => env2.node.show(a))}`;
+          : env.hook === 'OUTPUT'
+            ? pkt.family === 4
+              ? { v: 4 as const, n: 0x7f000001 }
+              : { v: 6 as const, n: 1n }
+            : env.node.sourceFor(pkt.inIface ?? env.node.uplink, pkt.family);
+        if (!addr)
+          return [
+            {
+              verdict: {
+                kind: 'drop',
+                reason: `${text}: the ${masq ? 'outgoing' : 'input'} interface has no address, the kernel drops the packet`,
+              },
+            },
+          ];
+        return [
+          {
+            verdict: { kind: 'accept' },
+            apply(q, env2, path) {
+              if (masq) {
+                applySnat(q, addr, port);
+                path.masquerade = true;
+                return `masquerade → ${env2.node.show(addr)}${s.flags.includes('fully-random') ? ' (source port randomized)' : ''}`;
+              }
+              applyDnat(q, addr, port);
+              return `redirect → ${hostPort(q.dst, q.dport, q.proto, a => env2.node.show(a))}`;
+            },
           },
-        }];
+        ];
       },
     };
   }
@@ -122,7 +152,15 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
     isMatch: false,
     run(pkt, env): Alt[] {
       if (!t) return [{ verdict: { kind: 'unknown', reason: `${text}: the address could not be read` } }];
-      if ((pkt.family === 6) !== six) return [{ verdict: { kind: 'unknown', reason: `${text}: an IPv${six ? 6 : 4} address for an IPv${pkt.family} packet` } }];
+      if ((pkt.family === 6) !== six)
+        return [
+          {
+            verdict: {
+              kind: 'unknown',
+              reason: `${text}: an IPv${six ? 6 : 4} address for an IPv${pkt.family} packet`,
+            },
+          },
+        ];
       const r = t.eval(pkt, env);
       if ('absent' in r) return [{ miss: `${text}: ${r.absent}` }];
       if ('unknown' in r) return [{ verdict: { kind: 'unknown', reason: r.unknown } }];
@@ -140,9 +178,14 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
       });
       if (!('choice' in r)) return [bind(r)];
       // A random map key (`dnat to numgen random mod 2 map { … }`): one outcome per element, values without one break the rule.
-      const alts: Alt[] = r.choice.map((c) => ({ ...bind(c.dest), p: c.p, label: c.label }));
+      const alts: Alt[] = r.choice.map(c => ({ ...bind(c.dest), p: c.p, label: c.label }));
       const rest = complement(r.choice.reduce((a, c) => add(a, c.p), ZERO));
-      if (!isZero(rest)) alts.push({ p: rest, label: `${text}: a value with no element`, miss: `${text}: no element for the value drawn` });
+      if (!isZero(rest))
+        alts.push({
+          p: rest,
+          label: `${text}: a value with no element`,
+          miss: `${text}: no element for the value drawn`,
+        });
       return alts;
     },
   };

@@ -9,13 +9,16 @@ export function lowerNotrack(): Op {
   return {
     text: 'notrack',
     isMatch: false,
-    run: () => [{
-      apply(pkt, env) {
-        const prio = env.basePriority;
-        if (prio === undefined || prio >= -200 || (env.hook !== 'PREROUTING' && env.hook !== 'OUTPUT')) return 'notrack: conntrack already has this packet (chain priority not below -200), nothing changes';
-        pkt.ct.state = 'UNTRACKED';
-        return 'notrack: the packet is not tracked';
+    run: () => [
+      {
+        apply(pkt, env) {
+          const prio = env.basePriority;
+          if (prio === undefined || prio >= -200 || (env.hook !== 'PREROUTING' && env.hook !== 'OUTPUT'))
+            return 'notrack: conntrack already has this packet (chain priority not below -200), nothing changes';
+          pkt.ct.state = 'UNTRACKED';
+          return 'notrack: the packet is not tracked';
+        },
       },
-    }],
+    ],
   };
 }

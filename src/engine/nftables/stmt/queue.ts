@@ -2,5 +2,9 @@
 import type { Op } from '../program.ts';
 
 export function lowerQueue(): Op {
-  return { text: 'queue', isMatch: false, run: () => [{ verdict: { kind: 'queue', reason: 'queued to userspace: a program decides' } }] };
+  return {
+    text: 'queue',
+    isMatch: false,
+    run: () => [{ verdict: { kind: 'queue', reason: 'queued to userspace: a program decides' } }],
+  };
 }

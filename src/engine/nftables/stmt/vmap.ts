@@ -30,7 +30,12 @@ export function lowerVmap(s: NftVmap, ctx: LowerCtx): Op {
       if (k.kind === 'absent') return [{ miss: `${text}: ${k.why}` }];
       if (k.kind === 'unknown') {
         // Unknown parts cannot make a key match when no element agrees with the known ones.
-        if (k.partial && !couldMatch(src.elems, k.partial)) return [{ miss: `${text}: no element for ${k.partial.map((x, i) => (x === null ? '?' : (key.types[i]?.format(x) ?? String(x)))).join(' . ')}` }];
+        if (k.partial && !couldMatch(src.elems, k.partial))
+          return [
+            {
+              miss: `${text}: no element for ${k.partial.map((x, i) => (x === null ? '?' : (key.types[i]?.format(x) ?? String(x)))).join(' . ')}`,
+            },
+          ];
         return [{ verdict: { kind: 'unknown', reason: `${text}: ${k.reason}` } }];
       }
       if (k.kind === 'value') {
@@ -46,7 +51,12 @@ export function lowerVmap(s: NftVmap, ctx: LowerCtx): Op {
         alts.push({ p: c.p, label: `${c.label} → ${verdictText(v)}`, verdict: v });
       }
       const rest = complement(total);
-      if (!isZero(rest)) alts.push({ p: rest, label: `${key.text}: a value with no element`, miss: `${text}: no element for the value drawn` });
+      if (!isZero(rest))
+        alts.push({
+          p: rest,
+          label: `${key.text}: a value with no element`,
+          miss: `${text}: no element for the value drawn`,
+        });
       return alts;
     },
   };
