@@ -21,7 +21,7 @@ import { DumpHover } from './vscode/hover-provider.ts';
 import { KubeManifests } from './vscode/kube-manifests.ts';
 import { ManifestDiagnostics } from './vscode/manifest-diagnostics.ts';
 import { ManifestWorkspace } from './vscode/manifest-workspace.ts';
-import { type ManifestHost, ManifestRegistry } from './vscode/manifests.ts';
+import { type ManifestHost, ManifestRegistry } from './vscode/manifest-registry.ts';
 import { DumpNavigation } from './vscode/navigation-providers.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
 import { stallMonitor, workerSpawner } from './vscode/spawn-node.ts';

@@ -16,7 +16,7 @@ import {
 } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
-import { readManifestFiles } from './manifests.ts';
+import { readManifestFiles } from './manifest-files.ts';
 
 interface Io {
   out(line: string): void;

@@ -25,7 +25,7 @@ import {
 import { UsageError, parseArgs } from './args.ts';
 import { formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
-import { readManifestFiles } from './manifests.ts';
+import { readManifestFiles } from './manifest-files.ts';
 
 interface Io {
   out(line: string): void;

@@ -99,7 +99,7 @@ export type {
   ClassExtent,
   ChangeAspect,
 } from './diff/types.ts';
-export { diffManifests, type ManifestSide } from './diff/manifests.ts';
+export { diffManifests, type ManifestSide } from './diff/manifest-diff.ts';
 export { ruleOptionDiagnostics } from './lint/validate.ts';
 export type {
   IpvsTable,

@@ -18,7 +18,7 @@ import type { PacketFields } from '../shared/protocol.ts';
 import { COMMANDS, HISTORY_KEY, KUBERNETES_CONTEXT, YAML_LANGUAGE_ID } from './commands.ts';
 import { lineStart, toMarkdown, toRange } from './convert.ts';
 import type { Cluster, ManifestWorkspace } from './manifest-workspace.ts';
-import type { ManifestFeatures, ManifestHost } from './manifests.ts';
+import type { ManifestFeatures, ManifestHost } from './manifest-registry.ts';
 import { type PacketSource, askPacket } from './packet-input.ts';
 import { VIRTUAL_SCHEME } from './virtual-dumps.ts';
 

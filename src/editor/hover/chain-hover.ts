@@ -13,7 +13,7 @@ import {
   serviceEntries,
   serviceOfChain,
   sharesOfSep,
-} from '../kube.ts';
+} from '../kube-proxy-chains.ts';
 import { exactText, percentOf } from '../probability.ts';
 import { KUBE_CHAIN_TEXT } from './kube-text.ts';
 import { cell, code, escapeMarkdown } from './markdown.ts';

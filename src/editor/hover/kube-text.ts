@@ -2,7 +2,7 @@
  * One sentence per kube-proxy chain (iptables mode, kubernetes pkg/proxy/iptables/proxier.go and
  * pkg/kubelet/kubelet_network_linux.go).
  */
-import type { KubeChainKind } from '../kube.ts';
+import type { KubeChainKind } from '../kube-proxy-chains.ts';
 
 export const KUBE_CHAIN_TEXT: Record<KubeChainKind, string> = {
   services:

@@ -5,7 +5,7 @@
  */
 import type { Rule } from '../../engine/api.ts';
 import type { DumpIndex } from '../dump-index.ts';
-import { distribution } from '../kube.ts';
+import { distribution } from '../kube-proxy-chains.ts';
 import { exactText, percentOf, ruleRandomBranch } from '../probability.ts';
 import { describeCriteria, describeTarget } from './describe-rule.ts';
 import { code, escapeMarkdown } from './markdown.ts';

@@ -19,7 +19,7 @@ import {
   traceFromManifests,
 } from '../../engine/api.ts';
 import { analyzeDump } from '../dump-index.ts';
-import { distribution } from '../kube.ts';
+import { distribution } from '../kube-proxy-chains.ts';
 import { percent } from '../probability.ts';
 import { type ClusterView, podLabel } from './cluster.ts';
 import type { Probe } from './probe.ts';
