@@ -6,8 +6,8 @@
 import { performance } from 'node:perf_hooks';
 import { readManifests } from '../src/engine/kube/manifest/read.ts';
 import { buildClusterModel } from '../src/engine/kube/model/build.ts';
-import { synthesizeIptables } from '../src/engine/kube/synth/iptables.ts';
-import { renderNodeSave } from '../src/engine/kube/synth/render.ts';
+import { synthesizeIptables } from '../src/engine/kube/modes/iptables/synth.ts';
+import { renderNodeSave } from '../src/engine/kube/modes/iptables/render.ts';
 import { serviceAt } from './generate.ts';
 
 export function generateManifests(services: number, endpoints: number): string {

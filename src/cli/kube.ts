@@ -11,15 +11,11 @@ import {
   dumpNode,
   formatDiagnostic,
   readManifests,
-  renderIpsetSave,
-  renderIpvsNodeSave,
-  renderIpvsRestore,
-  renderIpvsadmList,
-  renderIpvsadmRules,
-  renderKubeProxyRestore,
-  renderNodeSave,
-  synthesizeIpvs,
-  synthesizeIptables,
+  PROXY_MODES,
+  PROXY_MODE_NAMES,
+  KUBE_PROXY_MODE_NAMES,
+  configuredMode,
+  proxyMode,
   traceFromManifests,
 } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
@@ -92,8 +88,10 @@ function predictionLines(model: ClusterModel): string[] {
   return model.predictions.map(p => `predicted: ${p.subject} ${p.field} = ${p.value} (${p.reason})`);
 }
 
-const IPTABLES_FORMATS = ['save', 'restore'];
-const IPVS_FORMATS = ['save', 'restore', 'ipvsadm', 'ipvsadm-save', 'ipset'];
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
 
 export function synthCommand(argv: string[], io: Io): number {
   const { positionals, flags } = parseArgs(argv, {
@@ -104,21 +102,25 @@ export function synthCommand(argv: string[], io: Io): number {
     'no-random-fully': 'boolean',
   } as const);
   if (positionals.length === 0) throw new UsageError('synth needs manifest files or directories');
-  if (flags.mode === 'nftables')
+  const chosen = flags.mode === undefined ? undefined : proxyMode(flags.mode);
+  if (flags.mode !== undefined && !chosen)
     throw new UsageError(
-      "--mode nftables: kube-proxy's nftables mode is not modelled yet (iptables and ipvs are); see the README fidelity table",
+      (KUBE_PROXY_MODE_NAMES as readonly string[]).includes(flags.mode)
+        ? `--mode ${flags.mode}: kube-proxy's ${flags.mode} mode is not modelled yet (${orList(PROXY_MODE_NAMES)} are); see the README fidelity table`
+        : `--mode takes ${orList(PROXY_MODE_NAMES)}, not '${flags.mode}'`,
     );
-  if (flags.mode !== undefined && flags.mode !== 'iptables' && flags.mode !== 'ipvs')
-    throw new UsageError(`--mode takes iptables or ipvs, not '${flags.mode}'`);
-  if (flags.format !== undefined && !IPVS_FORMATS.includes(flags.format))
-    throw new UsageError(`--format takes ${IPVS_FORMATS.join(', ')}, not '${flags.format}'`);
+  const allFormats = [...new Set(PROXY_MODES.flatMap(m => m.formats))];
+  if (flags.format !== undefined && !allFormats.includes(flags.format))
+    throw new UsageError(`--format takes ${allFormats.join(', ')}, not '${flags.format}'`);
   const model = loadModel(positionals, io);
   // Without --mode, the mode the manifests configure (KubeProxyConfiguration mode, kind kubeProxyMode).
-  const mode = flags.mode ?? (model.kubeProxy.mode === 'ipvs' ? 'ipvs' : 'iptables');
-  if (mode === 'iptables' && flags.format !== undefined && !IPTABLES_FORMATS.includes(flags.format))
+  const mode = chosen ?? configuredMode(model.kubeProxy.mode).mode;
+  if (flags.format !== undefined && !mode.formats.includes(flags.format)) {
+    const owners = PROXY_MODES.filter(m => m.formats.includes(flags.format!)).map(m => `--mode ${m.name}`);
     throw new UsageError(
-      `--format ${flags.format} is for --mode ipvs; iptables mode takes ${IPTABLES_FORMATS.join(' or ')}`,
+      `--format ${flags.format} is for ${orList(owners)}; ${mode.name} mode takes ${orList(mode.formats)}`,
     );
+  }
   const nodeName = flags.node ?? (model.nodes.length === 1 ? model.nodes[0]!.name : undefined);
   if (!nodeName)
     throw new UsageError(
@@ -126,65 +128,19 @@ export function synthCommand(argv: string[], io: Io): number {
     );
   if (!model.nodes.some(n => n.name === nodeName))
     throw new UsageError(`no node named ${nodeName} (nodes: ${model.nodes.map(n => n.name).join(', ') || 'none'})`);
-  const text =
-    mode === 'ipvs'
-      ? synthIpvs(model, nodeName, positionals, flags.format ?? null, !flags['no-random-fully'])
-      : synthIptables(model, nodeName, positionals, flags.format ?? 'save', flags);
-  for (const line of text.replace(/\n$/, '').split('\n')) io.out(line);
-  return 0;
-}
-
-function synthIptables(
-  model: ClusterModel,
-  nodeName: string,
-  positionals: readonly string[],
-  format: string,
-  flags: { nfacct?: boolean; 'no-random-fully'?: boolean },
-): string {
-  const rules = synthesizeIptables(model, {
+  const out = mode.synthesize(model, {
     nodeName,
-    nfacct: flags.nfacct ? { ctStateInvalid: true, localhostNodePorts: true } : {},
     randomFully: !flags['no-random-fully'],
+    ...(flags.nfacct ? { nfacct: { ctStateInvalid: true, localhostNodePorts: true } } : {}),
   });
   const header = [
-    `kube-proxy v1.31 iptables mode, node ${nodeName}, from ${positionals.join(' ')}`,
+    `${mode.wording.headline(model)}, node ${nodeName}, from ${positionals.join(' ')}`,
     ...predictionLines(model),
-    ...rules.notes,
+    ...out.notes,
   ].join('\n');
-  return format === 'save' ? renderNodeSave(rules, { header }) : renderKubeProxyRestore(rules);
-}
-
-/** IPVS mode: one format, or all three views (`ipvsadm -Ln`, `ipset save`, `iptables-save`) under `#` headers. */
-function synthIpvs(
-  model: ClusterModel,
-  nodeName: string,
-  positionals: readonly string[],
-  format: string | null,
-  randomFully: boolean,
-): string {
-  const state = synthesizeIpvs(model, { nodeName, randomFully });
-  const scheduler = state.table.services[0]?.scheduler ?? (model.kubeProxy.ipvsScheduler || 'rr');
-  const header = [
-    `kube-proxy v1.31 IPVS mode (scheduler ${scheduler}), node ${nodeName}, from ${positionals.join(' ')}`,
-    ...predictionLines(model),
-    ...state.notes,
-  ].join('\n');
-  if (format === 'save') return renderIpvsNodeSave(state, { header });
-  if (format === 'restore') return renderIpvsRestore(state);
-  if (format === 'ipvsadm') return renderIpvsadmList(state.table);
-  if (format === 'ipvsadm-save') return renderIpvsadmRules(state.table);
-  if (format === 'ipset') return renderIpsetSave(state);
-  return [
-    ...header.split('\n').map(l => `# ${l}`),
-    `# kube-ipvs0: ${state.bound.join(' ') || '(no addresses)'}`,
-    '',
-    '# ipvsadm -Ln',
-    renderIpvsadmList(state.table),
-    '# ipset save',
-    renderIpsetSave(state),
-    '# iptables-save',
-    renderIpvsNodeSave(state),
-  ].join('\n');
+  const text = out.render(flags.format ?? null, header);
+  for (const line of text.replace(/\n$/, '').split('\n')) io.out(line);
+  return 0;
 }
 
 export function traceManifests(
@@ -231,10 +187,8 @@ export function traceManifests(
     first = false;
     for (const h of v.hops)
       io.out(`${h.kind === 'client' ? 'from' : '  →'} ${h.name}${h.address ? ` (${h.address})` : ''}: ${h.reason}`);
-    if (v.mode === 'ipvs')
-      io.out(
-        `  kube-proxy IPVS mode on ${v.node} (scheduler ${model.kubeProxy.ipvsScheduler || 'rr'}): service addresses are bound on kube-ipvs0; IPVS schedules new connections at LOCAL_IN (see packetlens synth --mode ipvs --format ipvsadm)`,
-      );
+    const note = proxyMode(v.mode)?.wording.traceNote(model, v.node);
+    if (note) io.out(`  ${note}`);
     const tree = formatTrace(
       v.trace,
       `${input.protocol} ${input.src ?? '(node)'} -> ${input.dst}${input.dport !== undefined ? `:${input.dport}` : ''} on ${v.node}`,

@@ -122,8 +122,13 @@ export type {
 } from './ipvs/sched-types.ts';
 export { ipvsInterceptors, type IpvsTraceOptions } from './ipvs/intercept.ts';
 export type { HookInterceptor, InterceptBranch, InterceptResult, InterceptAction } from './eval/intercept.ts';
-export { synthesizeIpvs, type IpvsSynthOptions, type IpvsProxyState, type IpsetContent } from './kube/ipvs/synth.ts';
-export { renderIpvsRestore, renderIpvsNodeSave, renderIpsetSave } from './kube/ipvs/render.ts';
+export {
+  synthesizeIpvs,
+  type IpvsSynthOptions,
+  type IpvsProxyState,
+  type IpsetContent,
+} from './kube/modes/ipvs/synth.ts';
+export { renderIpvsRestore, renderIpvsNodeSave, renderIpsetSave } from './kube/modes/ipvs/render.ts';
 export type { FileDiagnostic } from './diagnostics.ts';
 export { readManifests, type ManifestSet } from './kube/manifest/read.ts';
 export type { KubeObject, ServiceM, ServicePortM, PodM, NodeM } from './kube/manifest/types.ts';
@@ -138,9 +143,19 @@ export type {
   Prediction,
   KubeProxySettings,
 } from './kube/model/types.ts';
-export { synthesizeIptables, type KubeProxyRules, type SynthOptions } from './kube/synth/iptables.ts';
-export { renderKubeProxyRestore, renderNodeSave } from './kube/synth/render.ts';
+export { synthesizeIptables, type KubeProxyRules, type SynthOptions } from './kube/modes/iptables/synth.ts';
+export { renderKubeProxyRestore, renderNodeSave } from './kube/modes/iptables/render.ts';
 export { dumpNode, type DumpNode } from './kube/dump-node.ts';
+export { proxyMode, configuredMode, PROXY_MODES, PROXY_MODE_NAMES, KUBE_PROXY_MODE_NAMES } from './kube/modes/index.ts';
+export type {
+  ProxyMode,
+  ProxyModeName,
+  NodeRules,
+  NodeSynthOptions,
+  SideFile,
+  ModeWording,
+  Markdown,
+} from './kube/modes/types.ts';
 export {
   traceFromManifests,
   type ManifestTrace,

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseIptables, tracePacket } from '../../src/engine/api.ts';
-import { renderNodeSave } from '../../src/engine/kube/synth/render.ts';
+import { renderNodeSave } from '../../src/engine/kube/modes/iptables/render.ts';
 import { type Flow, type KubeFixture, kubeFixtures } from './synth-fixture.ts';
 
 function expectedOf(f: Flow): string {

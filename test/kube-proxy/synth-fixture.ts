@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readManifests } from '../../src/engine/kube/manifest/read.ts';
 import { buildClusterModel } from '../../src/engine/kube/model/build.ts';
-import { type KubeProxyRules, synthesizeIptables } from '../../src/engine/kube/synth/iptables.ts';
+import { type KubeProxyRules, synthesizeIptables } from '../../src/engine/kube/modes/iptables/synth.ts';
 import { FIXTURES } from '../helpers/fixtures.ts';
 
 export interface ProxierConfig {

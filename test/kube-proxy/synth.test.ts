@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { renderKubeProxyRestore } from '../../src/engine/kube/synth/render.ts';
+import { renderKubeProxyRestore } from '../../src/engine/kube/modes/iptables/render.ts';
 import { kubeFixtures } from './synth-fixture.ts';
 
 const fixtures = kubeFixtures();

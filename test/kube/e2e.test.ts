@@ -11,8 +11,8 @@ import { describe, it } from 'node:test';
 import { traceFromManifests } from '../../src/engine/kube/e2e.ts';
 import { readManifests } from '../../src/engine/kube/manifest/read.ts';
 import { buildClusterModel } from '../../src/engine/kube/model/build.ts';
-import { synthesizeIptables } from '../../src/engine/kube/synth/iptables.ts';
-import { renderNodeSave } from '../../src/engine/kube/synth/render.ts';
+import { synthesizeIptables } from '../../src/engine/kube/modes/iptables/synth.ts';
+import { renderNodeSave } from '../../src/engine/kube/modes/iptables/render.ts';
 import { ROOT } from '../helpers/fixtures.ts';
 
 function model(dir: string) {

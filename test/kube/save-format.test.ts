@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { generalSaveFormat, toSaveFormat } from '../../src/engine/kube/synth/save-format.ts';
+import { generalSaveFormat, toSaveFormat } from '../../src/engine/kube/modes/iptables/save-format.ts';
 import { kubeFixtures } from '../kube-proxy/synth-fixture.ts';
 
 describe('iptables-save form of kube-proxy rules', () => {

@@ -9,9 +9,13 @@ import {
   type ManifestSet,
   type NodeInfo,
   type PodInfo,
+  type ProxyMode,
+  type ProxyModeName,
   type ServiceM,
   type ServicePortInfo,
   buildClusterModel,
+  configuredMode,
+  proxyMode,
   readManifests,
 } from '../../engine/api.ts';
 
@@ -21,14 +25,15 @@ export interface ManifestFile {
   readonly text: string;
 }
 
-export type ProxyMode = 'iptables' | 'ipvs';
 /** `packetlens.kubeProxy.mode`: `auto` follows the manifests (KubeProxyConfiguration, kind's kubeProxyMode). */
 export type ModeSetting = 'auto' | 'iptables' | 'ipvs' | 'nftables';
 
 export class ClusterView {
   readonly set: ManifestSet;
   readonly model: ClusterModel;
-  readonly mode: ProxyMode;
+  /** The kube-proxy mode shown: its rules, trace options and wording. */
+  readonly proxy: ProxyMode;
+  readonly mode: ProxyModeName;
   /** Why the mode shown differs from what the manifests configure, if it does. */
   readonly modeNote: string | null;
   private readonly memo = new Map<string, unknown>();
@@ -42,20 +47,15 @@ export class ClusterView {
     this.set = readManifests(files);
     this.model = buildClusterModel(this.set);
     const configured = this.model.kubeProxy.mode;
-    if (modeSetting === 'iptables' || modeSetting === 'ipvs') {
-      this.mode = modeSetting;
-      this.modeNote =
-        modeSetting !== configured
-          ? `packetlens.kubeProxy.mode is ${modeSetting}; the manifests configure ${configured} mode`
-          : null;
-    } else {
-      const wanted = modeSetting === 'nftables' ? 'nftables' : configured;
-      this.mode = wanted === 'ipvs' ? 'ipvs' : 'iptables';
-      this.modeNote =
-        wanted === 'nftables'
-          ? "kube-proxy's nftables mode is not modelled: the rules shown are iptables mode's"
-          : null;
-    }
+    const wanted = modeSetting === 'auto' ? configured : modeSetting;
+    const chosen = proxyMode(wanted);
+    this.proxy = chosen ?? configuredMode(wanted).mode;
+    this.mode = this.proxy.name;
+    this.modeNote = !chosen
+      ? `kube-proxy's ${wanted} mode is not modelled: the rules shown are ${this.mode} mode's`
+      : wanted !== configured
+        ? `packetlens.kubeProxy.mode is ${wanted}; the manifests configure ${configured} mode`
+        : null;
   }
 
   /** Computes `f` once per view. */

@@ -182,22 +182,9 @@ function selectorText(view: ClusterView, service: ServiceM, sp: ServicePortInfo 
 function affinityText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | undefined): string[] {
   const cs = sp ? clusterShares(view, sp) : null;
   const balance = cs ? ` (${sharesText(cs.shares)})` : '';
-  if (service.sessionAffinity === 'None') {
-    return [
-      view.mode === 'ipvs'
-        ? `**None**: the IPVS scheduler ${code(view.model.kubeProxy.ipvsScheduler || 'rr')} picks an endpoint for each new connection on its own${balance}.`
-        : `**None**: each new connection is balanced on its own by the ${code('-m statistic')} rules${balance}.`,
-    ];
-  }
-  const t = service.affinityTimeoutSeconds;
-  if (view.mode === 'ipvs')
-    return [
-      `**ClientIP**: IPVS persistence (${code(`-p ${t}`)}): a client's new connections go to the real server its first one reached, for ${t} s of idleness; the first is scheduled as usual${balance}.`,
-    ];
-  const svc = sp ? code(serviceChainNames(sp.servicePortName, sp.protocol.toLowerCase()).svc) : 'KUBE-SVC-…';
-  return [
-    `**ClientIP**: a client's connections stick to the endpoint its first connection reached, for ${t} s: kube-proxy puts a ${code(`-m recent --rcheck --seconds ${t} --reap`)} rule per endpoint first in ${svc}, and ${code('-m recent --set')} in each KUBE-SEP chain. The first connection is balanced as usual${balance}.`,
-  ];
+  const md = { code, escape: escapeMarkdown };
+  if (service.sessionAffinity === 'None') return [view.proxy.wording.affinityNone(view.model, balance, md)];
+  return [view.proxy.wording.affinityClientIP(view.model, sp, service.affinityTimeoutSeconds, balance, md)];
 }
 
 function clusterIPText(view: ClusterView, service: ServiceM, sp: ServicePortInfo | undefined): string[] {

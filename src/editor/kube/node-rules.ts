@@ -5,15 +5,8 @@
  * manifests leave out listed as a prediction. The rules are exactly those an end-to-end trace runs through,
  * after the header, so a trace's line numbers map onto the document by a fixed offset.
  */
-import {
-  renderIpsetSave,
-  renderIpvsNodeSave,
-  renderIpvsadmList,
-  renderNodeSave,
-  synthesizeIpvs,
-  synthesizeIptables,
-} from '../../engine/api.ts';
-import type { ClusterView, ProxyMode } from './cluster.ts';
+import type { ProxyModeName } from '../../engine/api.ts';
+import type { ClusterView } from './cluster.ts';
 
 export interface NodePick {
   readonly node: string;
@@ -45,7 +38,7 @@ export function nodePicks(view: ClusterView): NodePick[] {
 
 export interface NodeDump {
   readonly node: string;
-  readonly mode: ProxyMode;
+  readonly mode: ProxyModeName;
   /** The document: header comment, then the rules. */
   readonly text: string;
   /** The rules alone, exactly as an end-to-end trace synthesizes them. */
@@ -67,30 +60,15 @@ function commented(lines: readonly string[]): string {
 export function nodeDump(view: ClusterView, node: string): NodeDump {
   return view.memoize(`dump ${node}`, () => {
     const n = view.node(node);
-    const title = `kube-proxy v1.31 ${view.mode === 'ipvs' ? 'IPVS' : 'iptables'} mode on node ${node}${n?.ips.length ? ` (${n.ips.join(', ')})` : ''}, synthesized by packetlens from the manifests of ${view.label}`;
+    const title = `${view.proxy.wording.headline(view.model)} on node ${node}${n?.ips.length ? ` (${n.ips.join(', ')})` : ''}, synthesized by packetlens from the manifests of ${view.label}`;
     const head = [title, ...(view.modeNote ? [view.modeNote] : []), ...predictionLines(view)];
-    let rules: string;
-    const extra: string[] = [];
-    if (view.mode === 'ipvs') {
-      const state = synthesizeIpvs(view.model, { nodeName: node });
-      rules = renderIpvsNodeSave(state);
-      extra.push(
-        ...state.notes,
-        '',
-        `kube-ipvs0: ${state.bound.join(' ') || '(no addresses)'}`,
-        '',
-        'ipvsadm -Ln',
-        ...renderIpvsadmList(state.table).replace(/\n$/, '').split('\n'),
-        '',
-        'ipset save',
-        ...renderIpsetSave(state).replace(/\n$/, '').split('\n'),
-        '',
-        'iptables-save',
-      );
-    } else {
-      const synth = synthesizeIptables(view.model, { nodeName: node });
-      rules = renderNodeSave(synth);
-      extra.push(...synth.notes);
+    const out = view.proxy.synthesize(view.model, { nodeName: node });
+    const rules = out.rules;
+    const extra: string[] = [...out.notes];
+    if (out.facts.length || out.sideFiles.length) {
+      extra.push('', ...out.facts);
+      for (const f of out.sideFiles) extra.push('', f.title, ...f.text.replace(/\n$/, '').split('\n'));
+      extra.push('', out.rulesTitle);
     }
     const header = `${commented([...head, ...extra])}\n`;
     return { node, mode: view.mode, text: header + rules, rules, headerLines: header.split('\n').length - 1 };

@@ -7,11 +7,9 @@
 import {
   type ServiceM,
   type ServicePortInfo,
-  endpointChainName,
   endpointString,
   formatRational,
   l2Announcer,
-  serviceChainNames,
   toNumber,
 } from '../../engine/api.ts';
 import { cell, code, escapeMarkdown } from '../hover/markdown.ts';
@@ -25,10 +23,6 @@ const MAX_ENDPOINTS = 20;
 /** Where a value comes from: the prediction that filled it in, or the manifests themselves. */
 function predicted(reason: string | null): string {
   return reason ? `*predicted*: ${cell(reason)}` : 'in the manifests';
-}
-
-function externallyAccessible(sp: ServicePortInfo): boolean {
-  return sp.nodePort !== null || sp.lbIPs.length > 0 || sp.externalIPs.length > 0;
 }
 
 function addressRows(view: ClusterView, sp: ServicePortInfo): string[] {
@@ -103,34 +97,7 @@ function endpointRows(view: ClusterView, sp: ServicePortInfo): string[] {
 }
 
 function chainNames(view: ClusterView, sp: ServicePortInfo): string[] {
-  if (view.mode === 'ipvs') {
-    return [
-      '',
-      `**kube-proxy IPVS mode**: a virtual server per address (scheduler ${code(view.model.kubeProxy.ipvsScheduler || 'rr')}) bound on kube-ipvs0; its iptables rules only mark and masquerade, through ipsets, with no per-Service chains.`,
-    ];
-  }
-  const proto = sp.protocol.toLowerCase();
-  const names = serviceChainNames(sp.servicePortName, proto);
-  const s = sp.service;
-  const etpLocal = (s.type === 'LoadBalancer' || s.type === 'NodePort') && s.externalTrafficPolicy === 'Local';
-  const itpLocal = s.internalTrafficPolicy === 'Local';
-  const ready = sp.endpoints.some(e => e.ready || (e.serving && e.terminating));
-  const parts: string[] = [];
-  if (ready && (!itpLocal || externallyAccessible(sp))) parts.push(`${code(names.svc)} (all endpoints)`);
-  if (ready && (itpLocal || (etpLocal && externallyAccessible(sp))))
-    parts.push(`${code(names.svl)} (the node's own endpoints, on nodes that have one)`);
-  if (ready && externallyAccessible(sp)) parts.push(`${code(names.ext)} (external traffic)`);
-  if (ready && sp.lbIPs.length && sp.loadBalancerSourceRanges.length)
-    parts.push(`${code(names.fw)} (loadBalancerSourceRanges)`);
-  const seps = sp.endpoints.filter(e => e.ready || (e.serving && e.terminating));
-  for (const e of seps.slice(0, 8))
-    parts.push(
-      `${code(endpointChainName(sp.servicePortName, proto, endpointString(e)))} (${escapeMarkdown(endpointString(e))})`,
-    );
-  if (seps.length > 8) parts.push(`and ${seps.length - 8} more KUBE-SEP chains`);
-  if (!parts.length)
-    return ['', `**Chains**: none besides a ${code('REJECT')} rule in filter KUBE-SERVICES (no endpoints).`];
-  return ['', `**Chains** (nat): ${parts.join(' · ')}`];
+  return view.proxy.wording.portObjects(view.model, sp, { code, escape: escapeMarkdown });
 }
 
 export function portSection(view: ClusterView, sp: ServicePortInfo): string[] {

@@ -76,7 +76,7 @@ function computeLens(view: ClusterView, sp: ServicePortInfo): PortLens {
   const route = r.value.hops.map(h => `${h.name}${h.address ? ` (${h.address})` : ''}`).join(' → ');
   const assumed = view.predictedEndpoints(sp);
   const tooltip = [
-    `${probe.packet} (${probe.kind}): ${route}${r.value.mode === 'ipvs' ? ', kube-proxy IPVS mode' : ''}`,
+    `${probe.packet} (${probe.kind}): ${route}${view.proxy.wording.lensSuffix}`,
     ...shareLines(shares),
     ...(assumed ? [assumed] : []),
     ...notes,

@@ -10,8 +10,8 @@ import { nodeContext } from '../kube/e2e.ts';
 import { readManifests } from '../kube/manifest/read.ts';
 import { buildClusterModel } from '../kube/model/build.ts';
 import type { ClusterModel } from '../kube/model/types.ts';
-import { synthesizeIptables } from '../kube/synth/iptables.ts';
-import { renderNodeSave } from '../kube/synth/render.ts';
+import { synthesizeIptables } from '../kube/modes/iptables/synth.ts';
+import { renderNodeSave } from '../kube/modes/iptables/render.ts';
 import { type DiffOptions, diffRulesets } from './diff.ts';
 import type { DiffResult } from './types.ts';
 

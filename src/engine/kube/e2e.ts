@@ -4,28 +4,20 @@
  * synthesized kube-proxy rules through the netfilter engine, and which pod on which node each outcome
  * reaches. Every choice is a hop with its reason.
  *
- * In IPVS mode (KubeProxyConfiguration `mode: ipvs`, kind `networking.kubeProxyMode: ipvs`) the node's
- * service addresses are bound on kube-ipvs0, so they are local: the packet crosses PREROUTING (nat
- * KUBE-SERVICES marks and accepts) and filter INPUT (KUBE-IPVS-FILTER), then IPVS (an interceptor at
- * LOCAL_IN priority 99, ipvs/intercept.ts) schedules a real server and sends the packet on through
- * LOCAL_OUT and POSTROUTING (KUBE-POSTROUTING masquerades marked packets, KUBE-LOOP-BACK hairpins).
+ * The node's rules come from its kube-proxy mode (modes/: iptables, IPVS, …), which also says how they are
+ * read and what else the evaluator needs (IPVS's kube-ipvs0 addresses, ipsets and scheduler).
  */
 import { isLoopback, parseAddr } from '../net/addr.ts';
-import { parseIptables } from '../iptables/parse.ts';
 import { tracePacket } from '../eval/trace.ts';
 import type { NodeConfig } from '../eval/node.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import type { Trace } from '../eval/trace-types.ts';
-import { parseIpsetSave } from '../ipset/store.ts';
-import { type IpvsTraceOptions, ipvsInterceptors } from '../ipvs/intercept.ts';
-import { renderIpvsadmList } from '../ipvs/render.ts';
+import type { IpvsTraceOptions } from '../ipvs/intercept.ts';
 import type { Ruleset } from '../model.ts';
-import { renderIpsetSave, renderIpvsNodeSave } from './ipvs/render.ts';
-import { synthesizeIpvs } from './ipvs/synth.ts';
+import { configuredMode, proxyMode } from './modes/index.ts';
+import type { NodeRules, NodeSynthOptions, ProxyModeName } from './modes/types.ts';
 import { l2Announcer } from './metallb.ts';
 import type { ClusterModel, NodeInfo, PodInfo } from './model/types.ts';
-import { type SynthOptions, synthesizeIptables } from './synth/iptables.ts';
-import { renderNodeSave } from './synth/render.ts';
 
 export interface Hop {
   readonly kind: 'client' | 'node' | 'pod' | 'external';
@@ -48,17 +40,19 @@ export interface ManifestTrace {
   readonly destinations: readonly OutcomeDestination[];
   readonly rules: string;
   /** The kube-proxy mode traced (the model's, unless overridden). */
-  readonly mode: 'iptables' | 'ipvs';
-  /** IPVS mode: the node's `ipvsadm -Ln` and `ipset save` text; null in iptables mode. */
+  readonly mode: ProxyModeName;
+  /** What else the mode leaves on the node (IPVS: `ipvsadm -Ln`, `ipset save`). */
+  readonly sideFiles: NodeRules['sideFiles'];
+  /** IPVS mode: the node's `ipvsadm -Ln` and `ipset save` text; null in other modes. */
   readonly ipvsadm: string | null;
   readonly ipsets: string | null;
 }
 
 export interface ManifestTraceOptions {
   readonly node?: string | null;
-  readonly synth?: Partial<SynthOptions>;
-  /** Default: the model's kube-proxy mode (nftables mode is not modelled and traces as iptables). */
-  readonly mode?: 'iptables' | 'ipvs';
+  readonly synth?: Partial<Omit<NodeSynthOptions, 'nodeName' | 'ipvs'>>;
+  /** Default: the model's kube-proxy mode. */
+  readonly mode?: ProxyModeName;
   readonly ipvs?: IpvsTraceOptions;
 }
 
@@ -194,31 +188,20 @@ function receivingNode(
 
 /** The node's kube-proxy output and the evaluator options that trace it, in the chosen mode. */
 function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptions) {
-  const mode = opts.mode ?? (model.kubeProxy.mode === 'ipvs' ? 'ipvs' : 'iptables');
-  const context = nodeContext(model, node);
-  if (mode === 'iptables') {
-    const rules = renderNodeSave(synthesizeIptables(model, { ...opts.synth, nodeName: node.name }));
-    return { mode, rules, ipvsadm: null, ipsets: null, trace: { node: context } };
-  }
-  const state = synthesizeIpvs(model, {
+  const mode = (opts.mode && proxyMode(opts.mode)) || configuredMode(model.kubeProxy.mode).mode;
+  const out = mode.synthesize(model, {
+    ...opts.synth,
     nodeName: node.name,
-    ...(opts.synth?.nodeIPs ? { nodeIPs: opts.synth.nodeIPs } : {}),
+    ...(opts.ipvs ? { ipvs: opts.ipvs } : {}),
   });
-  // kube-ipvs0 carries the service addresses as /32 (/128) host addresses (netlink_linux.go EnsureAddressBind).
-  const ipvs0 = { name: 'kube-ipvs0', addresses: state.bound.map(a => `${a}/${a.includes(':') ? 128 : 32}`) };
+  const side = (title: string) => out.sideFiles.find(f => f.title === title)?.text ?? null;
   return {
     mode,
-    rules: renderIpvsNodeSave(state),
-    ipvsadm: renderIpvsadmList(state.table),
-    ipsets: renderIpsetSave(state),
-    trace: {
-      node: { ...context, interfaces: [...(context.interfaces ?? []), ipvs0] },
-      ipsets: parseIpsetSave(
-        renderIpsetSave(state, { protocolQualifiedPorts: true }),
-        `${node.name} (synthesized ipsets)`,
-      ),
-      interceptors: ipvsInterceptors(state.table, opts.ipvs),
-    },
+    rules: out.rules,
+    sideFiles: out.sideFiles,
+    ipvsadm: side('ipvsadm -Ln'),
+    ipsets: side('ipset save'),
+    trace: out.traceOptions(nodeContext(model, node)),
   };
 }
 
@@ -246,7 +229,7 @@ function cachedSetup(
     const setup = nodeSetup(model, node, opts);
     hit = {
       setup,
-      rs: parseIptables(setup.rules, { file: `${node.name} (synthesized kube-proxy rules)`, lazy: true }),
+      rs: setup.mode.parse(setup.rules, `${node.name} (synthesized kube-proxy rules)`),
     };
     perModel.set(key, hit);
   }
@@ -332,7 +315,8 @@ export function traceFromManifests(
       hops: [client, r.hop],
       destinations,
       rules: rulesText,
-      mode: setup.mode,
+      mode: setup.mode.name,
+      sideFiles: setup.sideFiles,
       ipvsadm: setup.ipvsadm,
       ipsets: setup.ipsets,
     },

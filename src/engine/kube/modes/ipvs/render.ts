@@ -9,8 +9,8 @@
  *    (`family inet hashsize 1024 maxelem 65536` for hash types, `range 0-65535` for bitmap:port).
  * kubelet's own chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY) are not kube-proxy's and are not written.
  */
-import { toSaveFormat } from '../synth/save-format.ts';
-import type { TableRules } from '../synth/iptables.ts';
+import { toSaveFormat } from '../iptables/save-format.ts';
+import type { TableRules } from '../iptables/synth.ts';
 import type { IpvsProxyState } from './synth.ts';
 
 function table(name: string, t: TableRules): string[] {

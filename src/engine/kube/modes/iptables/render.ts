@@ -8,7 +8,7 @@
  *    jump rules kube-proxy installs into them (`iptablesJumpChains`), kube-proxy's chains, the canary chains,
  *    rules in iptables-save's canonical form (legacy back end: user chains alphabetically).
  */
-import type { KubeProxyRules, TableRules } from './iptables.ts';
+import type { KubeProxyRules, TableRules } from './synth.ts';
 import { toSaveFormat } from './save-format.ts';
 
 /** The chain of an `-A CHAIN …` line. */

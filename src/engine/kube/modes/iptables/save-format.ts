@@ -7,10 +7,10 @@
  * icmp-port-unreachable`, probabilities printed as `%.11f` of the stored value). Covers the vocabulary
  * kube-proxy uses (iptables and IPVS modes).
  */
-import { protoNumber } from '../../eval/packet.ts';
-import { saveString } from '../../iptables/tokenize.ts';
-import { parseMarkMask } from '../../matches/util.ts';
-import { kernelProbability } from '../../matches/statistic.ts';
+import { protoNumber } from '../../../eval/packet.ts';
+import { saveString } from '../../../iptables/tokenize.ts';
+import { parseMarkMask } from '../../../matches/util.ts';
+import { kernelProbability } from '../../../matches/statistic.ts';
 
 const HEADER = ['-s', '-d', '-i', '-o', '-p'] as const;
 

@@ -15,7 +15,7 @@
  *     other new connections to kube-ipvs0 addresses), KUBE-POSTROUTING and KUBE-MARK-MASQ.
  * Chains are declared in the order of `iptablesChains` (proxier_test.go TestCreateAndLinkKubeChain).
  */
-import type { TableRules } from '../synth/iptables.ts';
+import type { TableRules } from '../iptables/synth.ts';
 import * as S from './ipset-names.ts';
 import { IPSET_DEFS } from './ipset-names.ts';
 

@@ -8,7 +8,7 @@
  *    there are none (kubernetes#97081: IPVS keeps serving local pods; iptables mode drops instead).
  * Topology hints are not modelled (as in the iptables synthesizer).
  */
-import type { EndpointInfo, ServicePortInfo } from '../model/types.ts';
+import type { EndpointInfo, ServicePortInfo } from '../../model/types.ts';
 
 export function externalPolicyLocal(sp: ServicePortInfo): boolean {
   const t = sp.service.type;

@@ -11,11 +11,11 @@
  * Virtual servers are kept in ipvsadm's sorted order; kube-proxy adds them and their real servers in Go map
  * order, so the kernel's real-server list order is unknown (`order: 'unknown'`).
  */
-import { type IpvsRealServer, type IpvsService, type IpvsTable, type IpvsProtocol } from '../../ipvs/types.ts';
-import { compareRealServers, compareServices } from '../../ipvs/render.ts';
-import { formatNet, isLoopback, netContains, parseAddr, parseNet } from '../../net/addr.ts';
-import type { ClusterModel, ServicePortInfo } from '../model/types.ts';
-import type { TableRules } from '../synth/iptables.ts';
+import { type IpvsRealServer, type IpvsService, type IpvsTable, type IpvsProtocol } from '../../../ipvs/types.ts';
+import { compareRealServers, compareServices } from '../../../ipvs/render.ts';
+import { formatNet, isLoopback, netContains, parseAddr, parseNet } from '../../../net/addr.ts';
+import type { ClusterModel, ServicePortInfo } from '../../model/types.ts';
+import type { TableRules } from '../iptables/synth.ts';
 import { externalPolicyLocal, internalPolicyLocal, realServerEndpoints } from './endpoints.ts';
 import * as S from './ipset-names.ts';
 import { type IpsetDef, IPSET_DEFS, familyName } from './ipset-names.ts';

@@ -7,10 +7,10 @@
  * Endpoint selection follows pkg/proxy/topology.go `CategorizeEndpoints` (ready endpoints, falling back
  * to serving+terminating ones; local endpoints for Local traffic policies). Topology hints are not modelled.
  */
-import { isLoopback, parseAddr, parseNet, netContains } from '../../net/addr.ts';
-import { endpointString } from '../model/build.ts';
-import type { ClusterModel, EndpointInfo, ServicePortInfo } from '../model/types.ts';
-import { endpointChainName, serviceChainNames } from '../hash.ts';
+import { isLoopback, parseAddr, parseNet, netContains } from '../../../net/addr.ts';
+import { endpointString } from '../../model/build.ts';
+import type { ClusterModel, EndpointInfo, ServicePortInfo } from '../../model/types.ts';
+import { endpointChainName, serviceChainNames } from '../../hash.ts';
 
 export interface SynthOptions {
   readonly nodeName: string;
