@@ -7,6 +7,27 @@
  */
 import { type LineCounter, type Node, isAlias, isMap, isScalar, isSeq, visit, type Document } from 'yaml';
 import type { Range } from '../../diagnostics.ts';
+import type { FastNode } from './fast-yaml.ts';
+
+/** A node from the `yaml` package or from the fast reader (fast-yaml.ts); both carry `range`. */
+type AnyNode = Node | FastNode;
+type MapLike = { items: { key: unknown; value: unknown }[] };
+
+const fastKind = (n: unknown): string | undefined => (n as { fast?: string } | null)?.fast;
+const isMapNode = (n: unknown): n is MapLike => {
+  const k = fastKind(n);
+  return k !== undefined ? k === 'map' : isMap(n);
+};
+const isSeqNode = (n: unknown): n is { items: unknown[] } => {
+  const k = fastKind(n);
+  return k !== undefined ? k === 'seq' : isSeq(n);
+};
+const isScalarNode = (n: unknown): n is { value: unknown } => {
+  const k = fastKind(n);
+  return k !== undefined ? k === 'scalar' : isScalar(n);
+};
+/** A key's value: a scalar's, or the key node itself (a collection used as a key). */
+const keyValue = (k: unknown): unknown => (isScalarNode(k) ? k.value : k);
 
 export interface Loc {
   readonly file: string;
@@ -22,12 +43,13 @@ export class YamlContext {
   exhausted = false;
   constructor(
     readonly file: string,
-    readonly lines: LineCounter,
-    readonly doc: Document,
+    readonly lines: Pick<LineCounter, 'linePos'>,
+    /** The `yaml` document, for resolving aliases; null for a document the fast reader read (no aliases). */
+    readonly doc: Document | null,
     readonly budget = 100_000,
   ) {}
 
-  loc(node: Node | null | undefined, fallback?: Loc): Loc {
+  loc(node: AnyNode | null | undefined, fallback?: Loc): Loc {
     const r = node?.range;
     if (!r)
       return (
@@ -44,6 +66,7 @@ export class YamlContext {
    * an index built once per document, so n aliases cost n lookups instead of n document walks.
    */
   resolveAlias(alias: { source: string; range?: [number, number, number] | null }): unknown {
+    if (!this.doc) return null;
     if (!this.anchors) {
       const index = new Map<string, { start: number; node: unknown }[]>();
       visit(this.doc, (_key, node) => {
@@ -80,7 +103,7 @@ export class YamlContext {
 /** A node plus its context. All accessors return null for absent or mistyped values; they never throw. */
 export class Y {
   constructor(
-    readonly node: Node | null,
+    readonly node: AnyNode | null,
     readonly ctx: YamlContext,
     readonly path: string,
     /** Whether this node was reached through an alias (its own or an ancestor's). */
@@ -90,11 +113,11 @@ export class Y {
   /** Set by `resolved()`: whether the node it returned was reached through an alias; children inherit it. */
   private through = false;
 
-  private resolved(): Node | null {
+  private resolved(): AnyNode | null {
     let n: unknown = this.node;
     let hops = 0;
     this.through = this.viaAlias;
-    while (isAlias(n)) {
+    while (fastKind(n) === undefined && isAlias(n)) {
       this.through = true;
       if (++this.ctx.visits > this.ctx.budget || ++hops > 50) {
         this.ctx.exhausted = true;
@@ -108,9 +131,10 @@ export class Y {
       return null;
     }
     if (this.through) this.ctx.aliasVisits++;
-    const start = (n as Node | null)?.range?.[0];
+    // (The fast reader's documents have no budget: nothing to say where reading stopped.)
+    const start = this.ctx.budget === Infinity ? undefined : (n as AnyNode | null)?.range?.[0];
     if (start !== undefined && start > this.ctx.furthest) this.ctx.furthest = start;
-    return (n as Node | null) ?? null;
+    return (n as AnyNode | null) ?? null;
   }
 
   get loc(): Loc {
@@ -119,15 +143,15 @@ export class Y {
 
   get present(): boolean {
     const n = this.resolved();
-    return n !== null && !(isScalar(n) && n.value === null);
+    return n !== null && !(isScalarNode(n) && n.value === null);
   }
 
   get(key: string): Y {
     const n = this.resolved();
-    if (isMap(n)) {
+    if (isMapNode(n)) {
       for (const pair of n.items) {
-        const k = isScalar(pair.key) ? pair.key.value : pair.key;
-        if (k === key) return new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${key}`, this.through);
+        if (keyValue(pair.key) === key)
+          return new Y((pair.value as AnyNode | null) ?? null, this.ctx, `${this.path}.${key}`, this.through);
       }
     }
     return new Y(null, this.ctx, `${this.path}.${key}`, this.through);
@@ -136,43 +160,46 @@ export class Y {
   /** The key node's location, for pointing at `type:` rather than its value. */
   keyLoc(key: string): Loc | null {
     const n = this.resolved();
-    if (!isMap(n)) return null;
+    if (!isMapNode(n)) return null;
     for (const pair of n.items) {
-      const k = isScalar(pair.key) ? pair.key.value : null;
-      if (k === key) return this.ctx.loc(pair.key as Node);
+      const k = isScalarNode(pair.key) ? pair.key.value : null;
+      if (k === key) return this.ctx.loc(pair.key as AnyNode);
     }
     return null;
   }
 
   isMap(): boolean {
-    return isMap(this.resolved());
+    return isMapNode(this.resolved());
   }
 
   isSeq(): boolean {
-    return isSeq(this.resolved());
+    return isSeqNode(this.resolved());
   }
 
   items(): Y[] {
     const n = this.resolved();
-    if (!isSeq(n)) return [];
-    return n.items.map((it, i) => new Y((it as Node | null) ?? null, this.ctx, `${this.path}[${i}]`, this.through));
+    if (!isSeqNode(n)) return [];
+    return n.items.map((it, i) => new Y((it as AnyNode | null) ?? null, this.ctx, `${this.path}[${i}]`, this.through));
   }
 
   entries(): [string, Y][] {
     const n = this.resolved();
-    if (!isMap(n)) return [];
+    if (!isMapNode(n)) return [];
     const out: [string, Y][] = [];
     for (const pair of n.items) {
-      const k = isScalar(pair.key) ? pair.key.value : null;
+      const k = isScalarNode(pair.key) ? pair.key.value : null;
       if (typeof k === 'string' || typeof k === 'number')
-        out.push([String(k), new Y((pair.value as Node | null) ?? null, this.ctx, `${this.path}.${k}`, this.through)]);
+        out.push([
+          String(k),
+          new Y((pair.value as AnyNode | null) ?? null, this.ctx, `${this.path}.${k}`, this.through),
+        ]);
     }
     return out;
   }
 
   scalar(): unknown {
     const n = this.resolved();
-    return isScalar(n) ? n.value : undefined;
+    return isScalarNode(n) ? n.value : undefined;
   }
 
   str(): string | null {
