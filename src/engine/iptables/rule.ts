@@ -129,6 +129,8 @@ function parseAddrArg(text: string, family: Family): Net | null {
   return parseNet(text);
 }
 
+type MutableIp = { -readonly [K in keyof IpMatch]: IpMatch[K] };
+
 export class RuleSpecParser implements CompileContext {
   family: Family = 4;
   proto: number | null = null;
@@ -136,6 +138,12 @@ export class RuleSpecParser implements CompileContext {
   private line = 0;
   private from = 0;
   private slot: Slot | null = null;
+  // The rule being read (reset by `parse`).
+  private ip: MutableIp | null = null;
+  private slots: Slot[] = [];
+  private target: PendingTarget | null = null;
+  private counters: ParsedRuleSpec['counters'] = null;
+  private negStart = -1;
 
   constructor(private readonly reportFn: Reporter) {}
 
@@ -172,222 +180,246 @@ export class RuleSpecParser implements CompileContext {
     );
   }
 
+  /** Reads words `from`… of `tok` (one rule specification) and compiles its match modules. */
   parse(tok: TokenBuffer, from: number, line: number, family: Family): ParsedRuleSpec {
     this.tok = tok;
     this.line = line;
     this.from = from;
     this.family = family;
-    let ip: { -readonly [K in keyof IpMatch]: IpMatch[K] } | null = null;
-    const slots: Slot[] = [];
-    let target: PendingTarget | null = null;
-    let counters: ParsedRuleSpec['counters'] = null;
+    this.ip = null;
+    this.slots = [];
+    this.target = null;
+    this.counters = null;
     let negate = false;
-    let negStart = -1;
     const n = tok.count;
     const text = tok.text;
-
     for (let i = from; i < n; i++) {
       const word = text[i]!;
       if (word === '!') {
         if (negate) this.err('invalid-negation', `'!' given twice`, i);
         negate = true;
-        negStart = i;
+        this.negStart = i;
         continue;
       }
-      const core = word.charCodeAt(0) === 45 ? CORE.get(word) : undefined;
-      if (core !== undefined) {
-        const neg = negate;
-        negate = false;
-        if (i + 1 >= n && core !== 'frag' && core !== 'v4' && core !== 'v6') {
-          this.err('missing-argument', `${word} needs a value`, i);
-          continue;
-        }
-        const arg = text[i + 1]!;
-        switch (core) {
-          case 'src':
-          case 'dst': {
-            let argIdx = i + 1;
-            let value = arg;
-            let negated = neg;
-            if (value === '!' && i + 2 < n) {
-              // `-s ! 1.2.3.4` is the old negation syntax; iptables still accepts it with a warning.
-              negated = true;
-              argIdx = i + 2;
-              value = text[argIdx]!;
-              this.err(
-                'deprecated-syntax',
-                `'${word} ! addr' is deprecated: write '! ${word} addr'`,
-                i,
-                argIdx,
-                'warning',
-              );
-            }
-            const net = parseAddrArg(value, family);
-            if (!net)
-              this.err(
-                'bad-address',
-                value.includes(',')
-                  ? `'${value}': address lists expand into one rule per address; a dump has one address per rule`
-                  : `'${value}' is not an IPv${family} address or network`,
-                argIdx,
-              );
-            else if (net.v !== family)
-              this.err('family-mismatch', `'${value}' is an IPv${net.v} address in an IPv${family} ruleset`, argIdx);
-            else (ip ??= {})[core] = { negated, value: net };
-            i = argIdx;
-            break;
-          }
-          case 'proto': {
-            const p = protoNumber(arg);
-            if (p === null) this.err('bad-argument', `'${arg}' is not a protocol name or number`, i + 1);
-            else if (p !== 0 || neg) {
-              ip ??= {};
-              ip.proto = { negated: neg, value: p };
-              ip.protoName = arg;
-            }
-            i++;
-            break;
-          }
-          case 'in':
-          case 'out': {
-            if (arg.length > 15 || arg.length === 0 || arg.includes('/') || arg.includes(' '))
-              this.err(
-                'bad-argument',
-                `'${arg}' is not a valid interface name (at most 15 characters, no '/' or spaces)`,
-                i + 1,
-              );
-            const v: Negatable<IfacePattern> = { negated: neg, value: { name: arg, wildcard: arg.endsWith('+') } };
-            ip ??= {};
-            if (core === 'in') ip.inIface = v;
-            else ip.outIface = v;
-            i++;
-            break;
-          }
-          case 'frag':
-            if (family === 6) this.err('unknown-option', `-f does not exist in ip6tables (use -m frag)`, i);
-            else (ip ??= {}).fragment = { negated: neg, value: true };
-            break;
-          case 'match': {
-            if (neg) this.err('invalid-negation', `'!' cannot negate -m`, negStart, i);
-            const mod = findMatch(arg);
-            if (!mod)
-              this.err(
-                'unknown-module',
-                `match module '${arg}' is not modelled: traces through this rule are marked unknown`,
-                i,
-                i + 1,
-                'warning',
-              );
-            else if (mod.families && !mod.families.includes(family))
-              this.err('family-mismatch', `match '${arg}' does not exist for IPv${family}`, i, i + 1);
-            slots.push({ module: mod ?? unknownModule(arg), explicit: true, options: [], known: mod !== undefined });
-            i++;
-            break;
-          }
-          case 'jump':
-          case 'goto': {
-            if (neg) this.err('invalid-negation', `'!' cannot negate ${word}`, negStart, i);
-            if (target) this.err('bad-argument', `a rule has one target; '${word} ${arg}' repeats it`, i, i + 1);
-            target = {
-              kind: core,
-              name: arg,
-              module: core === 'jump' ? (TARGETS.get(arg) ?? null) : null,
-              options: [],
-              start: tok.start[i]!,
-              end: tok.end[i + 1]!,
-              line,
-            };
-            i++;
-            break;
-          }
-          case 'counters':
-            if (i + 2 >= n) this.err('missing-argument', `${word} needs packets and bytes`, i);
-            else counters = { packets: arg, bytes: text[i + 2]! };
-            i += 2;
-            break;
-          case 'v4':
-          case 'v6':
-            // iptables-restore skips a rule meant for the other family.
-            if ((core === 'v4' ? 4 : 6) !== family)
-              this.err('family-mismatch', `rule marked ${word} in an IPv${family} ruleset`, i, i, 'warning');
-            break;
-        }
+      const dash = word.charCodeAt(0) === 45;
+      const core = dash ? CORE.get(word) : undefined;
+      if (core !== undefined) i = this.coreOption(core, i, negate);
+      else if (dash && word.length > 1) i = this.extensionOption(i, negate);
+      else {
+        // A stray word leaves a pending '!' for the next option, as before.
+        this.err('unknown-option', `unexpected word '${word}'`, i);
         continue;
       }
-
-      if (word.charCodeAt(0) === 45 && word.length > 1) {
-        const neg = negate;
-        negate = false;
-        if (target?.module) {
-          const spec = optionTable(target.module).get(word);
-          if (spec) {
-            i = this.collect(i, spec, neg, target.options);
-            continue;
-          }
-        }
-        // Match options: the latest module that knows the option, then an implicit protocol match.
-        let slot: Slot | undefined;
-        let spec: OptionSpec | undefined;
-        for (let k = slots.length - 1; k >= 0; k--) {
-          const o = optionTable(slots[k]!.module).get(word);
-          if (o) {
-            slot = slots[k];
-            spec = o;
-            break;
-          }
-        }
-        if (!spec && ip?.proto && !ip.proto.negated) {
-          const implicitName = IMPLICIT[ip.proto.value];
-          const mod = implicitName ? findMatch(implicitName) : undefined;
-          const o = mod ? optionTable(mod).get(word) : undefined;
-          if (mod && o) {
-            slot = { module: mod, explicit: false, options: [], known: true };
-            slots.push(slot);
-            spec = o;
-          }
-        }
-        if (!spec) {
-          if (target && !target.module && !STANDARD_TARGETS.has(target.name)) {
-            // A target we do not model (or a chain, which resolution will check): keep the words as written.
-            i = this.collect(i, null, neg, target.options);
-            continue;
-          }
-          const last = slots[slots.length - 1];
-          if (last && !last.known && !target) {
-            i = this.collect(i, null, neg, last.options);
-            continue;
-          }
-          this.err(
-            'unknown-option',
-            target
-              ? `'${word}' is not an option of ${target.name}`
-              : slots.length
-                ? `'${word}' is not an option of ${slots.map(s => `-m ${s.module.name}`).join(', ')}`
-                : `unknown option '${word}'`,
-            i,
-          );
-          // Skip its probable arguments so one typo gives one diagnostic.
-          while (i + 1 < n && text[i + 1]!.charCodeAt(0) !== 45 && text[i + 1] !== '!') i++;
-          continue;
-        }
-        i = this.collect(i, spec, neg, slot!.options);
-        continue;
-      }
-      this.err('unknown-option', `unexpected word '${word}'`, i);
+      negate = false;
     }
-    if (negate) this.err('invalid-negation', `'!' at the end of the rule negates nothing`, negStart);
+    if (negate) this.err('invalid-negation', `'!' at the end of the rule negates nothing`, this.negStart);
+    return this.compileMatches();
+  }
 
+  /** One of iptables' own options (`-s -d -p -i -o -f -m -j -g -c -4 -6`) at word i; returns its last word. */
+  private coreOption(core: Core, i: number, neg: boolean): number {
+    const word = this.tok.text[i]!;
+    if (i + 1 >= this.tok.count && core !== 'frag' && core !== 'v4' && core !== 'v6') {
+      this.err('missing-argument', `${word} needs a value`, i);
+      return i;
+    }
+    switch (core) {
+      case 'src':
+      case 'dst':
+        return this.address(core, i, neg);
+      case 'proto':
+        return this.protocol(i, neg);
+      case 'in':
+      case 'out':
+        return this.iface(core, i, neg);
+      case 'frag':
+        if (this.family === 6) this.err('unknown-option', `-f does not exist in ip6tables (use -m frag)`, i);
+        else (this.ip ??= {}).fragment = { negated: neg, value: true };
+        return i;
+      case 'match':
+        return this.loadMatch(i, neg);
+      case 'jump':
+      case 'goto':
+        return this.setTarget(core, i, neg);
+      case 'counters': {
+        const text = this.tok.text;
+        if (i + 2 >= this.tok.count) this.err('missing-argument', `${word} needs packets and bytes`, i);
+        else this.counters = { packets: text[i + 1]!, bytes: text[i + 2]! };
+        return i + 2;
+      }
+      case 'v4':
+      case 'v6':
+        // iptables-restore skips a rule meant for the other family.
+        if ((core === 'v4' ? 4 : 6) !== this.family)
+          this.err('family-mismatch', `rule marked ${word} in an IPv${this.family} ruleset`, i, i, 'warning');
+        return i;
+    }
+  }
+
+  /** `-s`/`-d` (and the deprecated `-s ! addr`). */
+  private address(core: 'src' | 'dst', i: number, neg: boolean): number {
+    const text = this.tok.text;
+    const word = text[i]!;
+    const family = this.family;
+    let argIdx = i + 1;
+    let value = text[argIdx]!;
+    let negated = neg;
+    if (value === '!' && i + 2 < this.tok.count) {
+      // `-s ! 1.2.3.4` is the old negation syntax; iptables still accepts it with a warning.
+      negated = true;
+      argIdx = i + 2;
+      value = text[argIdx]!;
+      this.err('deprecated-syntax', `'${word} ! addr' is deprecated: write '! ${word} addr'`, i, argIdx, 'warning');
+    }
+    const net = parseAddrArg(value, family);
+    if (!net)
+      this.err(
+        'bad-address',
+        value.includes(',')
+          ? `'${value}': address lists expand into one rule per address; a dump has one address per rule`
+          : `'${value}' is not an IPv${family} address or network`,
+        argIdx,
+      );
+    else if (net.v !== family)
+      this.err('family-mismatch', `'${value}' is an IPv${net.v} address in an IPv${family} ruleset`, argIdx);
+    else (this.ip ??= {})[core] = { negated, value: net };
+    return argIdx;
+  }
+
+  /** `-p NAME|NUMBER` (`-p all`, i.e. 0, checks nothing). */
+  private protocol(i: number, neg: boolean): number {
+    const arg = this.tok.text[i + 1]!;
+    const p = protoNumber(arg);
+    if (p === null) this.err('bad-argument', `'${arg}' is not a protocol name or number`, i + 1);
+    else if (p !== 0 || neg) {
+      const ip = (this.ip ??= {});
+      ip.proto = { negated: neg, value: p };
+      ip.protoName = arg;
+    }
+    return i + 1;
+  }
+
+  /** `-i`/`-o` with an interface name (`eth+` a prefix). */
+  private iface(core: 'in' | 'out', i: number, neg: boolean): number {
+    const arg = this.tok.text[i + 1]!;
+    if (arg.length > 15 || arg.length === 0 || arg.includes('/') || arg.includes(' '))
+      this.err(
+        'bad-argument',
+        `'${arg}' is not a valid interface name (at most 15 characters, no '/' or spaces)`,
+        i + 1,
+      );
+    const v: Negatable<IfacePattern> = { negated: neg, value: { name: arg, wildcard: arg.endsWith('+') } };
+    const ip = (this.ip ??= {});
+    if (core === 'in') ip.inIface = v;
+    else ip.outIface = v;
+    return i + 1;
+  }
+
+  /** `-m NAME`: loads a match module (an unmodelled one keeps its words and answers unknown). */
+  private loadMatch(i: number, neg: boolean): number {
+    const arg = this.tok.text[i + 1]!;
+    if (neg) this.err('invalid-negation', `'!' cannot negate -m`, this.negStart, i);
+    const mod = findMatch(arg);
+    if (!mod)
+      this.err(
+        'unknown-module',
+        `match module '${arg}' is not modelled: traces through this rule are marked unknown`,
+        i,
+        i + 1,
+        'warning',
+      );
+    else if (mod.families && !mod.families.includes(this.family))
+      this.err('family-mismatch', `match '${arg}' does not exist for IPv${this.family}`, i, i + 1);
+    this.slots.push({ module: mod ?? unknownModule(arg), explicit: true, options: [], known: mod !== undefined });
+    return i + 1;
+  }
+
+  /** `-j NAME` / `-g CHAIN`. */
+  private setTarget(core: 'jump' | 'goto', i: number, neg: boolean): number {
+    const tok = this.tok;
+    const word = tok.text[i]!;
+    const arg = tok.text[i + 1]!;
+    if (neg) this.err('invalid-negation', `'!' cannot negate ${word}`, this.negStart, i);
+    if (this.target) this.err('bad-argument', `a rule has one target; '${word} ${arg}' repeats it`, i, i + 1);
+    this.target = {
+      kind: core,
+      name: arg,
+      module: core === 'jump' ? (TARGETS.get(arg) ?? null) : null,
+      options: [],
+      start: tok.start[i]!,
+      end: tok.end[i + 1]!,
+      line: this.line,
+    };
+    return i + 1;
+  }
+
+  /**
+   * An option of the target or of a match module: the target's own options first, then the latest module
+   * that knows it, then the implicit match of `-p tcp|udp|sctp|icmp|icmp6`; returns its last word.
+   */
+  private extensionOption(i: number, neg: boolean): number {
+    const word = this.tok.text[i]!;
+    const target = this.target;
+    if (target?.module) {
+      const spec = optionTable(target.module).get(word);
+      if (spec) return this.collect(i, spec, neg, target.options);
+    }
+    const found = this.matchOption(word);
+    if (found) return this.collect(i, found.spec, neg, found.slot.options);
+    if (target && !target.module && !STANDARD_TARGETS.has(target.name)) {
+      // A target we do not model (or a chain, which resolution will check): keep the words as written.
+      return this.collect(i, null, neg, target.options);
+    }
+    const slots = this.slots;
+    const last = slots[slots.length - 1];
+    if (last && !last.known && !target) return this.collect(i, null, neg, last.options);
+    this.err(
+      'unknown-option',
+      target
+        ? `'${word}' is not an option of ${target.name}`
+        : slots.length
+          ? `'${word}' is not an option of ${slots.map(s => `-m ${s.module.name}`).join(', ')}`
+          : `unknown option '${word}'`,
+      i,
+    );
+    // Skip its probable arguments so one typo gives one diagnostic.
+    const text = this.tok.text;
+    while (i + 1 < this.tok.count && text[i + 1]!.charCodeAt(0) !== 45 && text[i + 1] !== '!') i++;
+    return i;
+  }
+
+  /** The loaded (or implicitly loaded) match module that takes option `word`. */
+  private matchOption(word: string): { slot: Slot; spec: OptionSpec } | null {
+    const slots = this.slots;
+    for (let k = slots.length - 1; k >= 0; k--) {
+      const o = optionTable(slots[k]!.module).get(word);
+      if (o) return { slot: slots[k]!, spec: o };
+    }
+    const ip = this.ip;
+    if (!ip?.proto || ip.proto.negated) return null;
+    const implicitName = IMPLICIT[ip.proto.value];
+    const mod = implicitName ? findMatch(implicitName) : undefined;
+    const o = mod ? optionTable(mod).get(word) : undefined;
+    if (!mod || !o) return null;
+    const slot: Slot = { module: mod, explicit: false, options: [], known: true };
+    slots.push(slot);
+    return { slot, spec: o };
+  }
+
+  /** Compiles each loaded module's options, in load order. */
+  private compileMatches(): ParsedRuleSpec {
+    const ip = this.ip;
     const matches: MatchInstance[] = [];
     let comment: string | null = null;
     this.proto = ip?.proto && !ip.proto.negated ? ip.proto.value : null;
-    for (const s of slots) {
+    for (const s of this.slots) {
       this.slot = s;
       const spec = s.module.compile(s.options, this);
       if (comment === null && s.module.name === 'comment') comment = (spec as { text: string }).text;
       matches.push({ module: s.module, spec, explicit: s.explicit });
     }
     this.slot = null;
-    return { ip: ip ?? EMPTY_IP, matches, target, comment, counters };
+    return { ip: ip ?? EMPTY_IP, matches, target: this.target, comment, counters: this.counters };
   }
 
   private collect(i: number, spec: OptionSpec | null, neg: boolean, into: ParsedOption[]): number {
