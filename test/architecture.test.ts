@@ -312,6 +312,91 @@ describe('architecture: the import graph (ARCHITECTURE.md)', () => {
     assert.deepEqual(bad.map(show), []);
   });
 
+  it('rule 7: tests of the front ends (test/cli, test/editor) reach the engine only through src/engine/api.ts', () => {
+    // They test what the CLI and the editor do with the engine's public boundary, as the code they test
+    // does; a unit test of one engine module lives beside the others of its folder (test/engine, test/nftables…).
+    const bad = edges.filter(
+      e =>
+        (under('test/cli')(e.from) || under('test/editor')(e.from)) &&
+        e.to !== undefined &&
+        inEngine(e.to) &&
+        e.to !== 'src/engine/api.ts',
+    );
+    assert.deepEqual(bad.map(show), []);
+  });
+
+  it('rule 8: a match module lives in src/engine/matches and is registered; a target in src/engine/targets', () => {
+    // The one room for each: `defineMatch(…)` / `defineTarget(…)` in a file of its folder, imported by that
+    // folder's registry.ts (an unregistered module is dead code the evaluator never consults).
+    for (const [fn, dir] of [
+      ['defineMatch', 'src/engine/matches'],
+      ['defineTarget', 'src/engine/targets'],
+    ] as const) {
+      const call = new RegExp(`(?<!function )\\b${fn}\\s*(<[^;]*?>)?\\(`);
+      const defining = files
+        .filter(under('src'))
+        .filter(f => f !== `${dir}/types.ts` && call.test(readFileSync(join(ROOT, f), 'utf8')));
+      assert.ok(defining.length >= 5, `${fn}: only ${defining.length} files found`);
+      assert.deepEqual(
+        defining.filter(f => posix.dirname(f) !== dir),
+        [],
+        `${fn} outside ${dir}`,
+      );
+      const registered = new Set((out.get(`${dir}/registry.ts`) ?? []).map(e => e.to));
+      assert.deepEqual(
+        defining.filter(f => !registered.has(f)),
+        [],
+        `not imported by ${dir}/registry.ts`,
+      );
+    }
+  });
+
+  it('rule 9: only the composition root registers with VS Code (src/extension.ts and the manifest features it installs)', () => {
+    const root = new Set(['src/extension.ts', 'src/vscode/kube-manifests.ts']);
+    const bad = files
+      .filter(f => under('src')(f) && !root.has(f))
+      .filter(f =>
+        /\b(languages|commands|window|workspace)\s*\.\s*register\w*\s*\(/.test(readFileSync(join(ROOT, f), 'utf8')),
+      );
+    assert.deepEqual(bad, []);
+  });
+
+  it('rule 10: the map is true: every path ARCHITECTURE.md and docs/ name exists, every engine folder is on the map', () => {
+    const docs = [
+      'ARCHITECTURE.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter(n => n.endsWith('.md'))
+        .map(n => `docs/${n}`),
+    ];
+    const path = /(?<![\w./-])(?:src|test|docs|scripts|webview|bench|examples)\/[\w./-]*\w/g;
+    const missing = docs.flatMap(d =>
+      [...readFileSync(join(ROOT, d), 'utf8').matchAll(path)]
+        .map(m => m[0])
+        .filter(p => !existsSync(join(ROOT, p)))
+        .map(p => `${d}: ${p}`),
+    );
+    assert.deepEqual(missing, []);
+    // A docs/*.md page named anywhere (code comments, tests, README) exists.
+    const named = [...files, 'README.md', 'ARCHITECTURE.md'].flatMap(f =>
+      [...readFileSync(join(ROOT, f), 'utf8').matchAll(/(?<![\w/-])docs\/[\w-]+\.md/g)].map(m => `${f}: ${m[0]}`),
+    );
+    assert.deepEqual(
+      named.filter(n => !existsSync(join(ROOT, n.split(': ')[1]!))),
+      [],
+    );
+    const map = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');
+    const folders = ['src', 'src/engine', 'src/engine/kube'].flatMap(d =>
+      readdirSync(join(ROOT, d))
+        .filter(n => statSync(join(ROOT, d, n)).isDirectory())
+        .map(n => `${d}/${n}`),
+    );
+    assert.deepEqual(
+      folders.filter(f => !map.includes(`${posix.basename(f)}/`)),
+      [],
+      'a folder missing from ARCHITECTURE.md',
+    );
+  });
+
   it('rule 5: no new folder-level cycle inside src/engine (issue 16: the known ones only shrink)', () => {
     const g = folderGraph();
     const nodes = [...g.keys()].sort();
