@@ -95,13 +95,13 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     panelError: message => panel.error(message),
     log: message => log.info(message),
   };
-  manifests = new ManifestRegistry(host);
   const manifestDiagnostics = new ManifestDiagnostics(() => settings().limits.maxDiagnostics);
   const manifestWorkspace = new ManifestWorkspace(
     settings,
     m => log.info(m),
     (root, files, view) => manifestDiagnostics.publish(root, files, view.model.diagnostics),
   );
+  manifests = new ManifestRegistry(host, new KubeManifests(manifestWorkspace));
   const diffPanel = new DiffPanel(context.extensionUri, {
     trace: (side, change) => void diffs?.traceClass(side, change),
     reveal: (side, line) => void diffs?.revealRule(side, line),
@@ -127,7 +127,6 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     diffLens,
     diffStatus,
   );
-  manifests.provide(new KubeManifests(manifestWorkspace));
 
   const selector: vscode.DocumentSelector = { language: LANGUAGE_ID };
   subs.push(

@@ -42,8 +42,7 @@ export function ruleRandomBranch(rule: Rule): RandomBranch | null {
   return { mode: 'random', text: prob[2]!, negated: prob[1] !== undefined, p: prob[1] ? complement(exact) : exact };
 }
 
-/** `50%`, `33.33%`, `0.000047%`: two decimals, more for tiny values, trailing zeros dropped. */
-/** Percentages as every view shows them (the engine's `formatPercent`). */
+/** Percentages as every view shows them (the engine's `formatPercent`: `50%`, `33.33%`, `0.000047%`). */
 export const percent = formatPercent;
 
 export function percentOf(r: Rational): string {

@@ -88,12 +88,12 @@ export function toMarkdown(markdown: string): vscode.MarkdownString {
   return md;
 }
 
-/** The start of a line, as a range (CodeLens, reveal). */
 /** Lines `start`…`end - 1`, whole (to the start of line `end`). */
 export function wholeLines(start: number, end: number): vscode.Range {
   return new vscode.Range(start, 0, end, 0);
 }
 
+/** The start of a line, as a range (CodeLens, reveal). */
 export function lineStart(line: number): vscode.Range {
   return new vscode.Range(line, 0, line, 0);
 }

@@ -1,8 +1,7 @@
 /**
  * The extension point for Kubernetes manifests. A `ManifestFeatures` (kube-manifests.ts) supplies the YAML
  * providers (Service hovers, CodeLens per Service port), "Show kube-proxy Rules for Node…" (the synthesized
- * dump through `VirtualDumps`, so every dump feature applies to it) and end-to-end traces from manifests;
- * until one is provided, the command says what is missing.
+ * dump through `VirtualDumps`, so every dump feature applies to it) and end-to-end traces from manifests.
  */
 import * as vscode from 'vscode';
 import type { Settings } from '../editor/settings.ts';
@@ -36,41 +35,32 @@ export interface ManifestFeatures {
   retrace(host: ManifestHost, uri: vscode.Uri, fields: PacketFields | string): Promise<void>;
 }
 
-export const MANIFEST_SUPPORT_PENDING =
-  'Packet Lens: kube-proxy rules from Kubernetes manifests are not available in this build. Trace packets through a node\'s iptables-save dump instead: open it and run "Packet Lens: Trace Packet…".';
-
+/** The manifest features the composition root installs (kube-manifests.ts), with the host they serve. */
 export class ManifestRegistry implements vscode.Disposable {
-  private features: ManifestFeatures | null = null;
-  private readonly disposables: vscode.Disposable[] = [];
+  private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly host: ManifestHost) {}
-
-  /** Installs the manifest features (once); their providers live until the extension is deactivated. */
-  provide(features: ManifestFeatures): void {
-    if (this.features) throw new Error('manifest features are already registered');
-    this.features = features;
-    this.disposables.push(...features.register(this.host));
+  /** Registers the features' providers; they live until the extension is deactivated. */
+  constructor(
+    private readonly host: ManifestHost,
+    private readonly features: ManifestFeatures,
+  ) {
+    this.disposables = features.register(host);
   }
 
-  async showKubeProxyRules(): Promise<void> {
-    if (!this.features) {
-      void vscode.window.showInformationMessage(MANIFEST_SUPPORT_PENDING);
-      return;
-    }
-    await this.features.showKubeProxyRules(this.host);
+  showKubeProxyRules(): Promise<void> {
+    return this.features.showKubeProxyRules(this.host);
   }
 
   handlesTrace(arg: unknown): boolean {
-    return this.features?.handlesTrace(arg) ?? false;
+    return this.features.handlesTrace(arg);
   }
 
-  async traceCommand(arg: unknown): Promise<void> {
-    await this.features?.traceCommand(this.host, arg);
+  traceCommand(arg: unknown): Promise<void> {
+    return this.features.traceCommand(this.host, arg);
   }
 
-  async retrace(uri: vscode.Uri, fields: PacketFields | string): Promise<void> {
-    if (this.features) await this.features.retrace(this.host, uri, fields);
-    else this.host.panelError(MANIFEST_SUPPORT_PENDING);
+  retrace(uri: vscode.Uri, fields: PacketFields | string): Promise<void> {
+    return this.features.retrace(this.host, uri, fields);
   }
 
   dispose(): void {

@@ -25,6 +25,12 @@ export interface PacketInput {
   readonly tcpFlags?: string;
   readonly mark?: number | string;
   readonly ctstate?: CtState;
+  /**
+   * The conntrack helper of the master of the packet's connection (`-m helper`): `ftp` for an FTP data
+   * connection the ftp helper expected, `none` for a connection no helper expected. Unstated: known only
+   * for NEW, INVALID and UNTRACKED packets (no master), unknown for RELATED and ESTABLISHED ones.
+   */
+  readonly helper?: string;
   readonly length?: number;
   readonly ttl?: number;
   readonly uid?: number;
@@ -85,11 +91,12 @@ export function parsePacketText(text: string): PacketParse {
       gid: 'gid',
       physin: 'physIn',
       physout: 'physOut',
+      helper: 'helper',
     }[k.toLowerCase()];
     if (!key)
       return {
         ok: false,
-        error: `unknown packet field '${k}' in '${text}' (in, from, mark, state, flags, type, code, length, ttl, uid, gid)`,
+        error: `unknown packet field '${k}' in '${text}' (in, from, mark, state, flags, type, code, length, ttl, uid, gid, physin, physout, helper)`,
       };
     input[key] = ['icmpCode', 'length', 'ttl', 'uid', 'gid'].includes(key)
       ? Number(v)
@@ -111,6 +118,8 @@ export function packetFromJson(obj: unknown): PacketParse {
     if (o[k] !== undefined && typeof o[k] !== 'number')
       return { ok: false, error: `packet field "${k}" must be a number` };
   }
+  if (o.helper !== undefined && typeof o.helper !== 'string')
+    return { ok: false, error: 'packet field "helper" must be a string (a helper name or "none")' };
   const input: Record<string, unknown> = { ...o, protocol: protocol.toLowerCase() };
   if (o.icmp_type !== undefined && o.icmpType === undefined) input.icmpType = o.icmp_type;
   return { ok: true, input: input as unknown as PacketInput };
@@ -127,6 +136,25 @@ function defaultState(proto: number, icmpType: number | string | undefined): CtS
   const num = typeof t === 'number' ? t : (icmpTypeByName(t, proto === 58)?.[0] ?? -1);
   const queries = proto === 1 ? [8, 13, 15, 17] : [128, 130, 131, 132, 133, 134, 135, 136, 137, 143];
   return queries.includes(num) ? 'NEW' : 'INVALID';
+}
+
+/**
+ * The helper of the connection's master. Only an expected connection has a master, and its packets are
+ * RELATED (the first) or ESTABLISHED (nf_conntrack_core.c `init_conntrack` sets `ct->master` from the
+ * expectation and the packet is IP_CT_RELATED); a NEW packet's connection has none, an INVALID or UNTRACKED
+ * packet no connection at all.
+ */
+function helperMaster(state: CtState, stated: string | undefined): string | null | { ok: false; error: string } {
+  const none = stated === undefined || stated === '' || stated.toLowerCase() === 'none';
+  if (state === 'NEW' || state === 'INVALID' || state === 'UNTRACKED') {
+    if (!none)
+      return {
+        ok: false,
+        error: `helper=${stated}: only a RELATED or ESTABLISHED packet belongs to a connection a helper expected (a ${state} packet's connection has no master)`,
+      };
+    return '';
+  }
+  return stated === undefined ? null : none ? '' : stated;
 }
 
 export type BuiltPacket = { ok: true; pkt: PacketState; from: 'outside' | 'local' } | { ok: false; error: string };
@@ -173,6 +201,8 @@ export function buildPacket(
       ok: false,
       error: `'${ctstate}' is not a connection state (NEW, ESTABLISHED, RELATED, INVALID, UNTRACKED)`,
     };
+  const masterHelper = helperMaster(ctstate, input.helper);
+  if (typeof masterHelper === 'object' && masterHelper !== null) return masterHelper;
   const ports = hasPorts(proto);
   const sport = ports ? (input.sport ?? DEFAULT_SPORT) : null;
   const dport = ports ? (input.dport ?? null) : null;
@@ -234,6 +264,7 @@ export function buildPacket(
       snat: null,
       status: new Set(established ? ['SEEN_REPLY', 'ASSURED', 'CONFIRMED'] : []),
       mark: 0,
+      masterHelper,
       dstManipDone: ctstate !== 'NEW',
       srcManipDone: ctstate !== 'NEW',
     },

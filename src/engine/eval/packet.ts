@@ -19,6 +19,12 @@ export interface ConntrackState {
   /** `--ctstatus` flags we model: SEEN_REPLY, ASSURED, CONFIRMED, EXPECTED. */
   status: Set<string>;
   mark: number;
+  /**
+   * The conntrack helper of the connection's master (`-m helper`, xt_helper.c): a name for an expected
+   * connection (FTP data: `ftp`), '' when there is none (no master, or a master without a helper), null
+   * when nobody said (RELATED and ESTABLISHED packets whose packet did not state it).
+   */
+  masterHelper: string | null;
   /** Set once a nat table has bound the destination / source manip for the connection. */
   dstManipDone: boolean;
   srcManipDone: boolean;

@@ -355,7 +355,7 @@ class TableWalk {
   /** The rule's criteria; forks the path at random and undecidable matches. False when it does not match. */
   private matches(item: Item, rule: Rule): boolean {
     const { path } = item;
-    const { hook, table, opts, env } = this;
+    const { table, opts, env } = this;
     const miss = headerMiss(rule, path.pkt, opts.explain);
     if (miss !== null) {
       if (opts.explain) this.miss(path, rule, miss);
@@ -404,7 +404,6 @@ class TableWalk {
       path.assumptions.push(yes);
       path.events.push({ kind: 'assume', assumption: yes });
     }
-    void hook;
     return true;
   }
 
@@ -466,7 +465,7 @@ class TableWalk {
    * undecidable matches; forked outcomes are applied to a copy of the stack and wait in the queue.
    */
   private nft(item: Item, frame: Frame, rule: Rule): Flow {
-    const outs = execNft(rule.nft!, item.path, this.env, this.hook, rule);
+    const outs = execNft(rule.nft!, item.path, this.env, rule);
     for (const o of outs) {
       if (o.path === item.path || !this.mayFork(item.path, o.path.prob, o.path.assumptions)) continue;
       const stack = cloneStack(item.stack);

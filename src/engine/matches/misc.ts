@@ -1,7 +1,8 @@
 /**
  * Small matches whose answer follows from what files can tell: `nfacct` (`xt_nfacct.c`, counts and always
  * matches), `socket` (`xt_socket.c`, needs the node's live sockets: unknown), `policy` (`xt_policy.c`, IPsec;
- * a trace models no IPsec), `helper` (`xt_helper.c`, no conntrack helper is modelled).
+ * a trace models no IPsec), `helper` (`xt_helper.c`, the helper of the connection's master, as the packet
+ * states it: `PacketState.ct.masterHelper`).
  */
 import { defineMatch, unknown } from './types.ts';
 
@@ -54,7 +55,21 @@ export const helperMatch = defineMatch<{ negated: boolean; name: string }>({
   name: 'helper',
   options: [{ name: '--helper', args: 1, negatable: true }],
   compile: opts => ({ negated: opts[0]?.negated ?? false, name: opts[0]?.args[0] ?? '' }),
-  test: s => s.negated,
-  why: s => `no conntrack helper ${s.name} is attached`,
+  // helper_mt: no connection, no master or a master without a helper → no match (`ret = info->invert`); an
+  // empty --helper matches any helper; else `strncmp(helper->name, info->name, strlen(helper->name))`.
+  test: (s, pkt) => {
+    const h = pkt.ct.masterHelper;
+    if (h === null)
+      return unknown(
+        `whether this ${pkt.ct.state} packet's connection was expected by a conntrack helper (and which) is kernel state the rules do not show: give helper=NAME or helper=none in the packet`,
+      );
+    return (h !== '' && (s.name === '' || s.name.startsWith(h))) !== s.negated;
+  },
+  why: (s, pkt) =>
+    s.negated
+      ? `the connection's master has conntrack helper ${pkt.ct.masterHelper}`
+      : pkt.ct.masterHelper
+        ? `the connection's master has conntrack helper ${pkt.ct.masterHelper}, not ${s.name}`
+        : `the connection was not expected by a conntrack helper (no master)`,
   describe: s => `${s.negated ? 'not ' : ''}handled by conntrack helper ${s.name}`,
 });

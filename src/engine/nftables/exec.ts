@@ -7,7 +7,7 @@
  */
 import type { EvalEnv } from '../eval/env.ts';
 import { type Path, forkPath } from '../eval/path.ts';
-import type { HookName, Rule } from '../model.ts';
+import type { Rule } from '../model.ts';
 import { format as formatRational, mul } from '../rational.ts';
 import type { NftProgram, Verdict } from './program.ts';
 
@@ -27,7 +27,7 @@ interface Work {
   did: string[];
 }
 
-export function execNft(prog: NftProgram, start: Path, env: EvalEnv, hook: HookName, rule: Rule): NftBranch[] {
+export function execNft(prog: NftProgram, start: Path, env: EvalEnv, rule: Rule): NftBranch[] {
   const out: NftBranch[] = [];
   const site = { table: rule.table, chain: rule.chain, rule: rule.index, line: rule.line + 1 };
   const where = `${rule.table} ${rule.chain} rule ${rule.index} (line ${rule.line + 1})`;
@@ -83,6 +83,5 @@ export function execNft(prog: NftProgram, start: Path, env: EvalEnv, hook: HookN
     }
     if (!ended) out.push({ path: w.path, verdict: null, miss: null, did: w.did });
   }
-  void hook;
   return out;
 }
