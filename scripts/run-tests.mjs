@@ -1,8 +1,14 @@
-// Runs every test/**/*.test.ts in ONE Node process (TypeScript through tsx): test/entry.mjs imports the
-// files and node:test runs what they register. One process instead of one per file takes `npm test`'s
-// test phase from ~29 s to ~9 s on the 2-core machine; the time was process start-up, not testing.
-// `npm test -- test/engine/foo.test.ts …` runs only the files named. The real-editor suite (test/e2e,
-// `npm run test:e2e`) and the kernel oracle (`npm run test:kernel`) are separate.
+// Runs the test files in ONE Node process (TypeScript through tsx): test/entry.mjs imports the files and
+// node:test runs what they register. One process instead of one per file: the time was process start-up.
+//
+// Suites (README, "Development"):
+//   node scripts/run-tests.mjs           the unit suite (`npm test`): every test/**/*.test.ts except *.slow.test.ts
+//   node scripts/run-tests.mjs --slow    the slow suite (`npm run test:slow`): every test/**/*.slow.test.ts —
+//                                        whole-dump diff evidence (kernel fates, brute-force grids, benchmark
+//                                        shape) and the bundle build; .ci/run runs it after the unit suite
+//   node scripts/run-tests.mjs FILE…     only the files named (either suite)
+// The real-editor suite (test/e2e, `npm run test:e2e`) and the live kernel oracle (`npm run test:kernel`) are
+// separate. No unit test may build dist/: that is the slow suite's test/cli/bundle.slow.test.ts.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -17,9 +23,12 @@ function find(dir, out = []) {
   return out;
 }
 
-const named = process.argv.slice(2).filter(a => a.endsWith('.ts'));
-const flags = process.argv.slice(2).filter(a => !a.endsWith('.ts'));
-const files = (named.length ? named : find('test')).map(f => resolve(f)).sort();
+const args = process.argv.slice(2);
+const slow = args.includes('--slow');
+const named = args.filter(a => a.endsWith('.ts'));
+const flags = args.filter(a => !a.endsWith('.ts') && a !== '--slow');
+const isSlow = f => f.endsWith('.slow.test.ts');
+const files = (named.length ? named : find('test').filter(f => isSlow(f) === slow)).map(f => resolve(f)).sort();
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test-reporter=spec', ...flags, 'test/entry.mjs'], {
   stdio: 'inherit',
   env: { ...process.env, PACKETLENS_TEST_FILES: JSON.stringify(files) },

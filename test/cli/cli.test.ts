@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT, tempFile } from '../helpers/fixtures.ts';
@@ -104,28 +103,5 @@ describe('packetlens check', () => {
       /bad\.rules:3:\d+: error: jump to NOPE-CHAIN, which is not a chain of table filter .*Couldn't load target `NOPE-CHAIN'/,
     );
     assert.match(r.out.join('\n'), /bad\.rules:1:1: error: table filter \(line 1\) has no COMMIT/);
-  });
-});
-
-describe('the built CLI (dist/cli.js, what `npx packetlens` runs)', () => {
-  it('runs from the bundle', () => {
-    const b = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(b.status, 0, b.stderr);
-    const r = spawnSync(
-      process.execPath,
-      [
-        'dist/cli.js',
-        'trace',
-        EXAMPLE,
-        '--packet',
-        'tcp 172.18.0.100 -> 172.18.255.200:80',
-        '--node-ip',
-        '172.18.0.4',
-        '--json',
-      ],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    assert.equal(r.status, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).outcomes.length, 2);
   });
 });

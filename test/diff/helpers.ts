@@ -23,11 +23,30 @@ export function readPair(name: string): [Ruleset, Ruleset] {
   return [read('old.rules'), read('new.rules')];
 }
 
+const reports = new Map<string, DiffReport>();
+
+/**
+ * The report for a fixture pair, computed once per test process: dumps.test.ts and the slow suite's
+ * completeness grid ask for the same pairs (`npm test` runs every file in one process). Frozen, so a test
+ * that changed it would throw instead of changing what the next test reads.
+ */
 export function diffFixture(name: string): DiffReport {
+  const known = reports.get(name);
+  if (known) return known;
   const [a, b] = readPair(name);
   const r = diffRulesets(a, b, { node: NODE });
   assert.ok(r.ok, r.ok ? '' : r.error);
-  return r.report;
+  const report = deepFreeze(r.report);
+  reports.set(name, report);
+  return report;
+}
+
+function deepFreeze<T>(x: T): T {
+  if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+    Object.freeze(x);
+    for (const v of Object.values(x)) deepFreeze(v);
+  }
+  return x;
 }
 
 /** Outcomes folded by what the diff compares, with exact probabilities summed (as fractions of 2^64). */

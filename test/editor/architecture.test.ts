@@ -4,7 +4,6 @@
  * a manifest that matches the code.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
@@ -170,11 +169,20 @@ describe('extension architecture', () => {
     );
   });
 
-  it('the webview type-checks with the DOM library (webview/tsconfig.json)', () => {
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const r = spawnSync(process.execPath, [tsc, '--noEmit', '-p', join(ROOT, 'webview', 'tsconfig.json')], {
-      encoding: 'utf8',
-    });
-    assert.equal(r.status, 0, r.stdout + r.stderr);
+  it('npm test type-checks the webview first, and no unit test builds dist/', () => {
+    // The webview's own type-check (webview/tsconfig.json, the DOM library) is `npm run check-types`, which
+    // `npm test` runs before any test, so no test spawns tsc a second time; building the bundle belongs to
+    // the slow suite (test/cli/bundle.slow.test.ts, scripts/run-tests.mjs).
+    const pkg = JSON.parse(read('package.json'));
+    assert.match(pkg.scripts['check-types'], /tsc --noEmit -p webview\b/);
+    assert.match(pkg.scripts.test, /^npm run check-types && node scripts\/run-tests\.mjs$/);
+    const unit = files('test').filter(
+      f => f.endsWith('.test.ts') && !f.endsWith('.slow.test.ts') && f !== 'test/editor/architecture.test.ts',
+    );
+    assert.ok(unit.length > 40, `${unit.length} unit test files`);
+    assert.deepEqual(
+      unit.filter(f => /esbuild\.mjs|['"]tsc['"]|bin', 'tsc'/.test(read(f))),
+      [],
+    );
   });
 });
