@@ -10,7 +10,15 @@
 import * as vscode from 'vscode';
 import type { Settings } from './editor/settings.ts';
 import { DumpCodeLens } from './vscode/codelens-provider.ts';
-import { COMMANDS, DIFF_VIEW_TYPE, LANGUAGE_ID, VIEW_TYPE, YAML_LANGUAGE_ID } from './vscode/commands.ts';
+import {
+  COMMANDS,
+  DIFF_VIEW_TYPE,
+  LANGUAGE_ID,
+  NFT_LANGUAGE_ID,
+  RULESET_LANGUAGES,
+  VIEW_TYPE,
+  YAML_LANGUAGE_ID,
+} from './vscode/commands.ts';
 import { TraceDecorations } from './vscode/decorations.ts';
 import { DiagramPanel } from './vscode/diagram-panel.ts';
 import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
@@ -23,6 +31,7 @@ import { ManifestDiagnostics } from './vscode/manifest-diagnostics.ts';
 import { ManifestWorkspace } from './vscode/manifest-workspace.ts';
 import { type ManifestHost, ManifestRegistry } from './vscode/manifest-registry.ts';
 import { DumpNavigation } from './vscode/navigation-providers.ts';
+import { nftLanguageDetection } from './vscode/nft-language.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
 import { stallMonitor, workerSpawner } from './vscode/spawn-node.ts';
 import { DumpStatus } from './vscode/status.ts';
@@ -128,7 +137,9 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     diffStatus,
   );
 
-  const selector: vscode.DocumentSelector = { language: LANGUAGE_ID };
+  // iptables-save dumps and nftables rulesets: one set of providers, the engine worker answers for the format.
+  const selector: vscode.DocumentSelector = [{ language: LANGUAGE_ID }, { language: NFT_LANGUAGE_ID }];
+  subs.push(nftLanguageDetection(m => log.info(m)));
   subs.push(
     vscode.languages.registerDocumentSymbolProvider(selector, navigation, { label: 'Packet Lens' }),
     vscode.languages.registerFoldingRangeProvider(selector, navigation),
@@ -180,7 +191,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.workspace.onDidOpenTextDocument(doc => doc.languageId === YAML_LANGUAGE_ID && manifestProblems()),
   );
 
-  const isDump = (doc: vscode.TextDocument) => doc.languageId === LANGUAGE_ID;
+  const isDump = (doc: vscode.TextDocument) => RULESET_LANGUAGES.includes(doc.languageId);
   // Parse open dumps (and dumps opened later) after activation, so diagnostics appear without a request.
   const touch = (doc: vscode.TextDocument) => {
     if (isDump(doc))

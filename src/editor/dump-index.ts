@@ -10,8 +10,11 @@ import {
   type Ruleset,
   type Table,
   chainReferences,
+  detectRulesetFormat,
   parseIptables,
+  parseRuleset,
 } from '../engine/api.ts';
+import { NftIndex } from './nft/nft-index.ts';
 import { type LineSource, TextLines } from './text-lines.ts';
 
 export interface TableSpan {
@@ -36,11 +39,13 @@ export class DumpIndex {
   constructor(
     readonly ruleset: Ruleset,
     readonly lines: LineSource,
+    /** Set for nftables input: the AST and where its names stand (the nft editor features read it). */
+    readonly nft: NftIndex | null = null,
   ) {
     this.byLine = new Array<Rule | undefined>(lines.lineCount);
     for (const t of ruleset.tables.values())
-      for (const c of t.chains.values()) for (const r of c.rules) this.byLine[r.line] = r;
-    this.tables = tableSpans(ruleset, lines);
+      for (const c of t.chains.values()) for (const r of c.rules) this.byLine[r.line] ??= r;
+    this.tables = nft ? nftTableSpans(ruleset) : tableSpans(ruleset, lines);
   }
 
   ruleAt(line: number): Rule | undefined {
@@ -71,14 +76,41 @@ export class DumpIndex {
   }
 }
 
-/** Parses a dump lazily (rules compile on demand) and indexes it. */
+/**
+ * Parses a dump lazily (rules compile on demand) and indexes it. nftables input (recognised by content, as
+ * `parseRuleset` does) is lowered lazily too, and keeps its AST for the nft editor features.
+ */
 export function analyzeDump(text: string, options: DumpAnalysisOptions): DumpIndex {
+  const format = detectRulesetFormat(text);
+  if (format !== 'iptables-save' && format !== 'unknown') {
+    const parsed = parseRuleset(text, {
+      file: options.file,
+      lazy: true,
+      ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+    });
+    if (parsed.nft && parsed.format !== 'iptables-save')
+      return new DumpIndex(
+        parsed.ruleset,
+        new TextLines(text),
+        new NftIndex(parsed.nft, parsed.ruleset, parsed.format, text),
+      );
+  }
   const rs = parseIptables(text, {
     file: options.file,
     lazy: true,
     ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
   });
   return new DumpIndex(rs, new TextLines(text));
+}
+
+/** nftables tables span their block (`table … { }`) or, in a script, their `add table` line. */
+function nftTableSpans(rs: Ruleset): TableSpan[] {
+  return [...rs.tables.values()].map(t => ({
+    table: t,
+    startLine: t.range.start.line,
+    endLine: t.range.end.line,
+    commitLine: null,
+  }));
 }
 
 function tableSpans(rs: Ruleset, lines: LineSource): TableSpan[] {

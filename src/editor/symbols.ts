@@ -9,7 +9,8 @@ import { type Range, lineSpan, range } from './ranges.ts';
 
 export interface OutlineSymbol {
   readonly name: string;
-  readonly kind: 'table' | 'chain';
+  /** `set` and `map` are nftables' named sets and maps. */
+  readonly kind: 'table' | 'chain' | 'set' | 'map';
   readonly detail: string;
   readonly range: Range;
   readonly selectionRange: Range;

@@ -28,6 +28,8 @@ export { parseNftText, parseNftScript, NFT_MAX_BYTES, type NftParseOptions } fro
 export { parseNftJson } from './nftables/parse-json.ts';
 export { parseNftAny } from './nftables/parse-nft.ts';
 export { detectRulesetFormat, type RulesetFormat } from './nftables/parse-detect.ts';
+export { numgenShares } from './nftables/expr/numgen.ts';
+export { Lexer as NftLexer, type Tok as NftToken } from './nftables/parse-tokenizer.ts';
 export type {
   NftRuleset,
   NftTable,
@@ -38,6 +40,10 @@ export type {
   NftExpr,
   NftParseResult,
   NftFamily,
+  NftMatch,
+  NftMapping,
+  NftVerdictExpr,
+  NftVmap,
 } from './nftables/ast.ts';
 export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } from './eval/trace.ts';
 export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
@@ -56,6 +62,7 @@ export type {
 export { kernelProbability } from './matches/statistic.ts';
 export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
 export { lintSteps } from './lint/lint.ts';
+export { lintNft, type NftLintDiagnostic } from './lint/nft.ts';
 export { chainReferences, type ChainReference, type TargetName } from './lint/refs.ts';
 export { classifyTarget, type TargetEffectClass } from './lint/effects.ts';
 export { targetRange, type IpMatch, type MatchInstance, type Negatable, type TableKind } from './model.ts';

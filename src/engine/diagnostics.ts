@@ -75,7 +75,10 @@ export type DiagnosticCode =
   | 'unknown-object'
   | 'duplicate-object'
   | 'bad-json'
-  | 'bad-value';
+  | 'bad-value'
+  // nftables linter
+  | 'unused-set'
+  | 'unreachable-chain';
 
 export interface Diagnostic {
   readonly code: DiagnosticCode;

@@ -10,6 +10,7 @@ import type { Ruleset } from './model.ts';
 import { detectRulesetFormat } from './nftables/parse-detect.ts';
 import { parseNftAny } from './nftables/parse-nft.ts';
 import { lowerNftRuleset } from './nftables/lower.ts';
+import type { NftRuleset } from './nftables/ast.ts';
 
 export type RulesetInputFormat = 'iptables-save' | 'nft-text' | 'nft-json' | 'nft-script';
 
@@ -18,6 +19,8 @@ export interface ParsedRuleset {
   readonly ruleset: Ruleset;
   /** Every diagnostic of reading and lowering (also in `ruleset.diagnostics`). */
   readonly diagnostics: readonly Diagnostic[];
+  /** nftables input: the AST the model was lowered from (names, sets and elements as written, for the editor). */
+  readonly nft?: NftRuleset;
 }
 
 /** Reads a ruleset in any supported format. Never throws on user input. */
@@ -31,5 +34,5 @@ export function parseRuleset(text: string, options: ParseOptions = {}): ParsedRu
   const parsed = parseNftAny(text, options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {});
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
   const ruleset = lowerNftRuleset(parsed.ruleset, text, options.file ?? '<input>', diagnostics, options.lazy ?? false);
-  return { format: parsed.format, ruleset, diagnostics };
+  return { format: parsed.format, ruleset, diagnostics, nft: parsed.ruleset };
 }

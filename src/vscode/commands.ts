@@ -10,6 +10,10 @@ export const COMMANDS = {
 } as const;
 
 export const LANGUAGE_ID = 'iptables-save';
+/** nftables rulesets (`nft list ruleset`, `nft -f` scripts, `nft -j` JSON): the same features, nft-aware. */
+export const NFT_LANGUAGE_ID = 'nftables';
+/** Every language whose documents are rulesets the dump store parses. */
+export const RULESET_LANGUAGES: readonly string[] = [LANGUAGE_ID, NFT_LANGUAGE_ID];
 export const YAML_LANGUAGE_ID = 'yaml';
 export const VIEW_TYPE = 'packetlens.flow';
 export const DIFF_VIEW_TYPE = 'packetlens.diff';

@@ -66,7 +66,14 @@ export function toLocation(uri: vscode.Uri, r: Range): vscode.Location {
 }
 
 export function toDocumentSymbol(s: OutlineSymbol): vscode.DocumentSymbol {
-  const kind = s.kind === 'table' ? vscode.SymbolKind.Namespace : vscode.SymbolKind.Function;
+  const kind =
+    s.kind === 'table'
+      ? vscode.SymbolKind.Namespace
+      : s.kind === 'set'
+        ? vscode.SymbolKind.Array
+        : s.kind === 'map'
+          ? vscode.SymbolKind.Object
+          : vscode.SymbolKind.Function;
   const sym = new vscode.DocumentSymbol(s.name, s.detail, kind, toRange(s.range), toRange(s.selectionRange));
   sym.children = s.children.map(toDocumentSymbol);
   return sym;

@@ -13,7 +13,7 @@ import type { Settings } from '../editor/settings.ts';
 import type { DiffReport } from '../engine/api.ts';
 import type { Comparison } from '../shared/engine-protocol.ts';
 import { EngineWorker } from '../worker/client.ts';
-import { COMMANDS, LANGUAGE_ID } from './commands.ts';
+import { COMMANDS, LANGUAGE_ID, RULESET_LANGUAGES } from './commands.ts';
 import { lineStart } from './convert.ts';
 import type { DiffPanel } from './diff-panel.ts';
 import { type Analysis, type DumpStore, FileTooLarge, fileName } from './dump-store.ts';
@@ -33,7 +33,7 @@ const CACHE_SIZE = 6;
 /** A side of a comparison is a dump when its document has the language, or its name says so. */
 export function isDumpUri(uri: vscode.Uri): boolean {
   const doc = vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
-  if (doc) return doc.languageId === LANGUAGE_ID;
+  if (doc) return RULESET_LANGUAGES.includes(doc.languageId);
   return DUMP_NAME.test(uri.path);
 }
 

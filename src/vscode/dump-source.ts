@@ -4,7 +4,7 @@
  * which is then read through `workspace.fs`.
  */
 import * as vscode from 'vscode';
-import { LANGUAGE_ID } from './commands.ts';
+import { RULESET_LANGUAGES } from './commands.ts';
 import { firstLines } from './convert.ts';
 import { type Analysis, type DumpStore, FileTooLarge, fileName } from './dump-store.ts';
 
@@ -15,7 +15,7 @@ export type DumpSource =
 const TABLE_LINE = /^\*(filter|nat|mangle|raw|security)\s*$/m;
 
 function isDump(doc: vscode.TextDocument): boolean {
-  if (doc.languageId === LANGUAGE_ID) return true;
+  if (RULESET_LANGUAGES.includes(doc.languageId)) return true;
   // A dump saved under another name: look for a table header near the top.
   const head = doc.getText(firstLines(Math.min(doc.lineCount, 2000)));
   return TABLE_LINE.test(head);
@@ -34,7 +34,7 @@ export function activeDumpSource(): SourceLookup {
     if (isDump(editor.document)) return { ok: true, source: { kind: 'document', doc: editor.document } };
     return {
       ok: false,
-      message: `${fileName(editor.document.uri)} is not an iptables-save dump. Packet Lens traces iptables-save / ip6tables-save output: open one (*.rules, rules.v4, …) or set the file's language to "iptables-save".`,
+      message: `${fileName(editor.document.uri)} is not a ruleset. Packet Lens traces iptables-save / ip6tables-save output and nftables rulesets: open one (*.rules, rules.v4, *.nft, nft list ruleset output, …) or set the file's language to "iptables-save" or "nftables".`,
     };
   }
   const tab = vscode.window.tabGroups.activeTabGroup.activeTab;

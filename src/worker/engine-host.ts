@@ -17,6 +17,11 @@ import { packetReaching, suggestPackets } from '../editor/packet-suggest.ts';
 import { quickFixes } from '../editor/quick-fixes.ts';
 import { lineSpan } from '../editor/ranges.ts';
 import { traceText } from '../editor/run-trace.ts';
+import { nftHoverAt } from '../editor/nft/hover.ts';
+import { nftDiagnosticSteps } from '../editor/nft/diagnostics.ts';
+import { nftChainLenses, nftChainReferences } from '../editor/nft/lens.ts';
+import { nftDefinition, nftPrepareRename, nftReferences, nftRename } from '../editor/nft/navigation.ts';
+import { nftFolds, nftOutline } from '../editor/nft/outline.ts';
 import { type WorkerPort, inProcessPort } from './client.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
 import { traceLineVerdicts } from '../editor/trace-lens.ts';
@@ -34,6 +39,10 @@ import type {
   Params,
   Result,
 } from '../shared/engine-protocol.ts';
+
+/** What a comparison involving an nftables ruleset answers until the engine's diff reads nft rules. */
+export const NFT_DIFF_UNSUPPORTED =
+  'comparing nftables rulesets is not supported yet: Packet Lens compares two iptables-save dumps. Trace packets through each nft ruleset instead (Trace Packet…).';
 
 /** Work this long, then let waiting messages in. */
 const SLICE_MS = 20;
@@ -82,7 +91,10 @@ export class EngineHost {
       return null;
     },
     diagnostics: async p => {
-      const steps = dumpDiagnosticSteps(this.doc(p.key), p.options);
+      const index = this.doc(p.key);
+      const steps = index.nft
+        ? nftDiagnosticSteps(index.nft, index.lines, p.options)
+        : dumpDiagnosticSteps(index, p.options);
       for (;;) {
         const end = performance.now() + SLICE_MS;
         let r = steps.next();
@@ -91,29 +103,49 @@ export class EngineHost {
         await this.yieldToMessages();
       }
     },
-    hover: p => hoverAt(this.doc(p.key), p.line, p.character),
+    hover: p => {
+      const index = this.doc(p.key);
+      return index.nft ? nftHoverAt(index.nft, index.lines, p.line, p.character) : hoverAt(index, p.line, p.character);
+    },
     outline: p => {
       const rows = this.outlineRows(this.doc(p.key), p.max);
       return { items: rows.slice(p.offset, p.offset + p.limit), total: rows.length };
     },
     folding: p => {
-      const folds = foldingRanges(this.doc(p.key)).sort((a, b) => a.start - b.start);
+      const index = this.doc(p.key);
+      const folds = (index.nft ? nftFolds(index.nft, index.lines) : foldingRanges(index)).sort(
+        (a, b) => a.start - b.start,
+      );
       return { items: folds.slice(0, p.max), total: folds.length };
     },
     definition: p => {
       const index = this.doc(p.key);
+      if (index.nft) return nftDefinition(index.nft, p.line, p.character);
       const at = chainAt(index, p.line, p.character);
       return at ? definitionOf(index, at) : null;
     },
     references: p => {
       const index = this.doc(p.key);
+      if (index.nft) return nftReferences(index.nft, p.line, p.character, p.includeDeclaration);
       const at = chainAt(index, p.line, p.character);
       return at ? referencesOf(index, at, p.includeDeclaration) : null;
     },
-    prepareRename: p => prepareRename(this.doc(p.key), p.line, p.character),
-    rename: p => renameChain(this.doc(p.key), p.line, p.character, p.newName),
+    prepareRename: p => {
+      const index = this.doc(p.key);
+      return index.nft ? nftPrepareRename(index.nft, p.line, p.character) : prepareRename(index, p.line, p.character);
+    },
+    rename: p => {
+      const index = this.doc(p.key);
+      return index.nft
+        ? nftRename(index.nft, p.line, p.character, p.newName)
+        : renameChain(index, p.line, p.character, p.newName);
+    },
     chainLenses: p => {
       const index = this.doc(p.key);
+      if (index.nft) {
+        const rows = nftChainLenses(index.nft).filter(l => l.line >= p.fromLine && l.line <= p.toLine);
+        return { items: rows.slice(0, p.max), total: rows.length };
+      }
       const inside = chainLenses(index).filter(l => l.range.start.line >= p.fromLine && l.range.start.line <= p.toLine);
       const items = inside.slice(0, p.max).map((l): ChainLensRow => ({
         line: l.range.start.line,
@@ -125,13 +157,20 @@ export class EngineHost {
       return { items, total: inside.length };
     },
     chainReferences: p => {
+      const index = this.doc(p.key);
+      if (index.nft) return nftChainReferences(index.nft, p.table, p.chain);
       const l = chainLenses(this.doc(p.key)).find(x => x.table === p.table && x.chain === p.chain);
       return l ? l.references.map(r => lineSpan(r.line, r.nameStart, r.nameEnd)) : [];
     },
-    quickFixes: p => quickFixes(this.doc(p.key), { code: p.code, range: p.range }),
+    // The quick fixes edit iptables-save lines; nft files get none yet.
+    quickFixes: p => {
+      const index = this.doc(p.key);
+      return index.nft ? [] : quickFixes(index, { code: p.code, range: p.range });
+    },
     suggest: p => suggestPackets(this.doc(p.key), p.query, p.limit),
     packetReaching: p => {
       const index = this.doc(p.key);
+      if (index.nft) return null; // the suggestions read iptables criteria
       const chain = index.chain(p.table, p.chain);
       return chain ? packetReaching(index, p.table, chain) : null;
     },
@@ -158,7 +197,7 @@ export class EngineHost {
    */
   private outlineRows(index: DumpIndex, max: number): OutlineRow[] {
     let tree = this.outlines.get(index);
-    if (!tree) this.outlines.set(index, (tree = outline(index)));
+    if (!tree) this.outlines.set(index, (tree = index.nft ? nftOutline(index.nft, index.lines) : outline(index)));
     const row = (sym: Omit<OutlineSymbol, 'children'>, parent: number): OutlineRow => ({
       name: sym.name,
       kind: sym.kind,
@@ -202,8 +241,10 @@ export class EngineHost {
     } else text = textOf(p.source);
     const index = analyzeDump(text, { file: p.file, maxBytes: p.maxBytes });
     // The chain graph and the chain lenses belong to the parse: CodeLens and hovers after it read them.
-    index.references();
-    chainLenses(index);
+    if (!index.nft) {
+      index.references();
+      chainLenses(index);
+    }
     this.docs.set(p.key, index);
     const rs = index.ruleset;
     const errors = rs.diagnostics.filter(d => d.severity === 'error');
@@ -212,7 +253,7 @@ export class EngineHost {
     const empty =
       rs.tables.size > 0
         ? null
-        : `Nothing to trace in ${rs.file}: ${errors[0] ? errors[0].message : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
+        : `Nothing to trace in ${rs.file}: ${errors[0] ? errors[0].message : index.nft ? 'it has no tables (an nftables ruleset has table … { } blocks or add table commands)' : 'it has no tables (iptables-save output has *filter, *nat, … sections ending in COMMIT)'}.`;
     return {
       ruleCount: rs.ruleCount,
       tableCount: rs.tables.size,
@@ -229,6 +270,8 @@ export class EngineHost {
   private diff(oldKey: string, newKey: string, node: EngineMethods['diff']['params']['node']): Comparison {
     const a = this.doc(oldKey).ruleset;
     const b = this.doc(newKey).ruleset;
+    // The semantic diff reads iptables rules; nftables programs are not compared yet (never a false "identical").
+    if (a.format === 'nft' || b.format === 'nft') return { ok: false, error: NFT_DIFF_UNSUPPORTED };
     const structural = [a, b].flatMap(rs =>
       rs.diagnostics.filter(d => d.severity === 'error').map(d => formatDiagnostic(rs.file, d)),
     );

@@ -6,7 +6,7 @@
  * outcomes, 1/N of the connections over a full cycle, and the trace says so.
  */
 import type { NftNumgen } from '../ast.ts';
-import { rational } from '../../rational.ts';
+import { type Rational, rational } from '../../rational.ts';
 import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
 import { INTEGER } from '../types.ts';
 
@@ -19,6 +19,18 @@ function share(i: bigint, n: bigint): bigint {
 }
 
 export const MAX_NUMGEN_BRANCHES = 4096;
+
+/**
+ * The exact share of each value of `numgen MODE mod n`: value `offset + i` has `shares[i]` (the editor's
+ * hovers show them; the evaluator forks with the same weights). Null when n is outside 1…MAX_NUMGEN_BRANCHES.
+ */
+export function numgenShares(mode: 'random' | 'inc', n: number): Rational[] | null {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_NUMGEN_BRANCHES) return null;
+  const N = BigInt(n);
+  return Array.from({ length: n }, (_, i) =>
+    mode === 'random' ? rational(share(BigInt(i), N), TWO32) : rational(1n, N),
+  );
+}
 
 export function lowerNumgen(e: NftNumgen, ctx: LowerCtx): LExpr | null {
   const n = e.mod;

@@ -1,0 +1,238 @@
+/**
+ * Where names stand in nftables text (`nft list ruleset` output and `nft -f` scripts): chain names
+ * (`chain NAME {`, `add chain ip t NAME`, `add rule ip t NAME …`, `jump NAME`, `goto NAME`, verdict-map data),
+ * set and map names (`set NAME {`, `map NAME {`, `add set|map|element ip t NAME`, `@NAME`) and `define`s
+ * (`define NAME =`, `$NAME`), each with its range and the table it belongs to (`family name`; nft resolves
+ * chain and set names inside one table, defines are global). Read from the tokens of the engine's nft lexer
+ * (the one the parser uses), not from the AST, because the AST has defines substituted and keeps one range
+ * per node, not per name. Work is one pass over the tokens.
+ */
+import { NftLexer, type NftToken, type Range } from '../../engine/api.ts';
+
+export type NftNameKind = 'chain' | 'set' | 'define';
+
+/** How a name stands: declared, jumped to, looked up (`@s`), substituted (`$d`), or named by a command. */
+export type NftNameRole = 'declaration' | 'jump' | 'goto' | 'setref' | 'variable' | 'command';
+
+export interface NftName {
+  readonly kind: NftNameKind;
+  readonly name: string;
+  /** `family table` for chains and sets; '' for defines. */
+  readonly scope: string;
+  readonly range: Range;
+  readonly role: NftNameRole;
+}
+
+const FAMILIES = new Set(['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev']);
+const COMMANDS = new Set(['add', 'create', 'insert', 'replace', 'delete', 'destroy', 'flush', 'list', 'reset']);
+/** The raw payload bases (`@nh,16,16`), which are not set references. */
+const RAW_BASES = new Set(['ll', 'nh', 'th', 'ih']);
+
+interface Block {
+  readonly kind: 'table' | 'chain' | 'set' | 'other';
+  readonly scope: string;
+}
+
+export class NftNames {
+  readonly all: NftName[] = [];
+  private readonly lines = new Map<number, NftName[]>();
+
+  add(n: NftName): void {
+    this.all.push(n);
+    const line = n.range.start.line;
+    const list = this.lines.get(line);
+    if (list) list.push(n);
+    else this.lines.set(line, [n]);
+  }
+
+  /** The name whose range holds the position (its end included, as editors place the cursor). */
+  at(line: number, character: number): NftName | undefined {
+    return this.lines.get(line)?.find(n => character >= n.range.start.character && character <= n.range.end.character);
+  }
+
+  /** Every occurrence of a name of this kind in this scope, in file order. */
+  occurrences(kind: NftNameKind, scope: string, name: string): NftName[] {
+    return this.all.filter(n => n.kind === kind && n.scope === scope && n.name === name);
+  }
+
+  /** The first declaration, or (a script that names a chain only in commands) the first occurrence. */
+  declaration(kind: NftNameKind, scope: string, name: string): NftName | undefined {
+    const all = this.occurrences(kind, scope, name);
+    return all.find(n => n.role === 'declaration') ?? undefined;
+  }
+}
+
+/** A token's name and range: a word, or a quoted string without its quotes. */
+function nameOf(t: NftToken): { name: string; range: Range } | null {
+  if (t.kind === 'word') return { name: t.text, range: t.range };
+  if (t.kind === 'string' && !t.unterminated)
+    return {
+      name: t.text,
+      range: {
+        start: { line: t.line, character: t.col + 1 },
+        end: { line: t.endLine, character: t.endCol - 1 },
+      },
+    };
+  return null;
+}
+
+/** Scans nftables text for names. Bounded: one pass, at most `maxTokens` tokens. */
+export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
+  const names = new NftNames();
+  const lexer = new NftLexer(text);
+  const toks: NftToken[] = [];
+  for (let t = lexer.next(); t.kind !== 'eof' && toks.length < maxTokens; t = lexer.next())
+    if (t.kind !== 'handle') toks.push(t);
+  const stack: Block[] = [];
+  /** The scope a script command set for the rest of its statement, and the depth it was set at. */
+  let cmd = null as { scope: string; depth: number } | null;
+  /** The block the next `{` opens (set by a header), or null for an anonymous one. */
+  let pending: Block | null = null;
+  let atStart = true;
+  const scope = (): string => {
+    for (let i = stack.length - 1; i >= 0; i--) if (stack[i]!.kind !== 'other') return stack[i]!.scope;
+    if (cmd) return cmd.scope;
+    return stack.length ? stack[stack.length - 1]!.scope : '';
+  };
+  const inside = (): Block['kind'] | null => (stack.length ? stack[stack.length - 1]!.kind : null);
+  const push = (kind: NftNameKind, tok: NftToken | undefined, sc: string, role: NftNameRole): void => {
+    const n = tok && nameOf(tok);
+    if (n) names.add({ kind, name: n.name, scope: sc, range: n.range, role });
+  };
+
+  for (let i = 0; i < toks.length; i++) {
+    const t = toks[i]!;
+    if (t.kind === 'nl' || (t.kind === 'punct' && t.text === ';')) {
+      if (cmd && stack.length <= cmd.depth) cmd = null;
+      atStart = true;
+      continue;
+    }
+    if (t.kind === 'punct' && t.text === '{') {
+      stack.push(pending ?? { kind: 'other', scope: scope() });
+      pending = null;
+      atStart = true;
+      continue;
+    }
+    if (t.kind === 'punct' && t.text === '}') {
+      stack.pop();
+      if (cmd && stack.length < cmd.depth) cmd = null;
+      atStart = true;
+      continue;
+    }
+    const start = atStart;
+    atStart = false;
+    if (t.kind === 'punct' && t.text === '$') {
+      const n = toks[i + 1];
+      if (n?.kind === 'word' && n.line === t.line && n.col === t.endCol) {
+        names.add({
+          kind: 'define',
+          name: n.text,
+          scope: '',
+          range: { start: t.range.start, end: n.range.end },
+          role: 'variable',
+        });
+        i++;
+      }
+      continue;
+    }
+    if (t.kind === 'punct' && t.text === '@') {
+      const n = toks[i + 1];
+      const after = toks[i + 2];
+      if (n?.kind !== 'word' || n.line !== t.line || n.col !== t.endCol) continue;
+      if (RAW_BASES.has(n.text) && after?.kind === 'punct' && after.text === ',') continue;
+      push('set', n, scope(), 'setref');
+      i++;
+      continue;
+    }
+    if (t.kind !== 'word') continue;
+    if (t.text === 'jump' || t.text === 'goto') {
+      push('chain', toks[i + 1], scope(), t.text);
+      i++;
+      continue;
+    }
+    if (!start) continue;
+    const where = inside();
+    if (t.text === 'define' || t.text === 'redefine' || t.text === 'undefine') {
+      if (where === null || where === 'other') {
+        push('define', toks[i + 1], '', t.text === 'undefine' ? 'command' : 'declaration');
+        i++;
+      }
+      continue;
+    }
+    if (t.text === 'table' && (where === null || where === 'other')) {
+      const r = tableHeader(toks, i + 1);
+      pending = { kind: 'table', scope: r.scope };
+      i = r.next - 1;
+      continue;
+    }
+    if (where === 'table' && (t.text === 'chain' || t.text === 'set' || t.text === 'map')) {
+      const kind = t.text === 'chain' ? 'chain' : 'set';
+      const sc = scope();
+      push(kind, toks[i + 1], sc, 'declaration');
+      pending = { kind: kind === 'chain' ? 'chain' : 'set', scope: sc };
+      i++;
+      continue;
+    }
+    if (COMMANDS.has(t.text) && (where === null || where === 'other')) {
+      const c = command(toks, i, names, stack.length);
+      i = c.last;
+      if (c.cmd) cmd = c.cmd;
+      pending = c.pending;
+    }
+  }
+  return names;
+}
+
+/** `[family] name` after `table`: the scope and the index after it. */
+function tableHeader(toks: readonly NftToken[], i: number): { scope: string; next: number } {
+  const a = toks[i];
+  const b = toks[i + 1];
+  if (a?.kind === 'word' && FAMILIES.has(a.text) && b && (b.kind === 'word' || b.kind === 'string'))
+    return { scope: `${a.text} ${b.text}`, next: i + 2 };
+  if (a && (a.kind === 'word' || a.kind === 'string')) return { scope: `ip ${a.text}`, next: i + 1 };
+  return { scope: '', next: i };
+}
+
+/**
+ * A script command at `i` (`add chain ip t NAME`, `add rule ip t CHAIN …`, `add element ip t SET { … }`):
+ * records the names it carries and sets the scope for the rest of the statement. Returns the index of the
+ * last token consumed.
+ */
+function command(
+  toks: readonly NftToken[],
+  i: number,
+  names: NftNames,
+  depth: number,
+): { last: number; cmd: { scope: string; depth: number } | null; pending: Block | null } {
+  const verb = toks[i]!.text;
+  const object = toks[i + 1];
+  if (object?.kind !== 'word') return { last: i, cmd: null, pending: null };
+  const declares = verb === 'add' || verb === 'create';
+  const r = tableHeader(toks, i + 2);
+  if (!r.scope) return { last: i + 1, cmd: null, pending: null };
+  const sc = r.scope;
+  const name = toks[r.next];
+  const add = (kind: NftNameKind, role: NftNameRole) => {
+    const n = name && nameOf(name);
+    if (n) names.add({ kind, name: n.name, scope: sc, range: n.range, role });
+  };
+  switch (object.text) {
+    case 'table':
+      return { last: r.next - 1, cmd: { scope: sc, depth }, pending: { kind: 'other', scope: sc } };
+    case 'chain':
+      add('chain', declares ? 'declaration' : 'command');
+      return { last: r.next, cmd: { scope: sc, depth }, pending: { kind: 'other', scope: sc } };
+    case 'set':
+    case 'map':
+      add('set', declares ? 'declaration' : 'command');
+      return { last: r.next, cmd: { scope: sc, depth }, pending: { kind: 'other', scope: sc } };
+    case 'rule':
+      add('chain', 'command');
+      return { last: r.next, cmd: { scope: sc, depth }, pending: null };
+    case 'element':
+      add('set', 'command');
+      return { last: r.next, cmd: { scope: sc, depth }, pending: null };
+    default:
+      return { last: r.next - 1, cmd: { scope: sc, depth }, pending: null };
+  }
+}
