@@ -122,11 +122,13 @@ describe('extension architecture', () => {
         `${c} is contributed but never registered`,
       );
     }
-    // Activation: the contributed languages (YAML only to look for Kubernetes objects, which is cheap), the
+    // Activation: the contributed languages (iptables-save, nftables; YAML only to look for Kubernetes objects, which is cheap), the
     // commands and the two panels' serializers.
     assert.ok(
       pkg.activationEvents.every((e: string) =>
-        /^onLanguage:(iptables-save|yaml)$|^onCommand:packetlens\.|^onWebviewPanel:packetlens\.(flow|diff)$/.test(e),
+        /^onLanguage:(iptables-save|nftables|yaml)$|^onCommand:packetlens\.|^onWebviewPanel:packetlens\.(flow|diff)$/.test(
+          e,
+        ),
       ),
       pkg.activationEvents.join(),
     );
