@@ -47,7 +47,9 @@ describe('the diff says "identical" only with proof', () => {
   });
 
   it('exits 0 only for a proven same behaviour: a reorder of disjoint rules and a comment change', () => {
-    for (const name of ['reorder-disjoint', 'comment-only', 'busy-reorder']) {
+    // busy-reorder, the same proof on a busier dump, is in the slow suite (kernel.slow.test.ts asserts its
+    // verdict is identical, as the kernel's probes agree).
+    for (const name of ['reorder-disjoint', 'comment-only']) {
       const r = cli('diff', ...pair(name), ...NODE);
       assert.equal(r.code, 0, `${name}: ${r.out.join('\n')}`);
       assert.ok(
