@@ -10,7 +10,10 @@ import {
   type Rational,
   type Rule,
   complement,
+  formatAddr,
+  formatNet,
   loadsModule,
+  optionOf,
   mul,
   targetNameOf,
 } from '../engine/api.ts';
@@ -92,8 +95,13 @@ export interface ServiceEntry {
   readonly rule: Rule;
 }
 
-function dportOf(raw: string): string | null {
-  return /--dports?\s+(\S+)/.exec(raw)?.[1] ?? null;
+/** The address a Service rule names: `10.96.0.10` (a host without its /32), else the network. */
+function addressOf(rule: Rule): string | null {
+  const d = rule.ip.dst?.value;
+  if (!d) return null;
+  return d.prefix === (d.v === 4 ? 32 : 128)
+    ? formatAddr(d.v === 4 ? { v: 4, n: d.n } : { v: 6, n: d.n })
+    : formatNet(d);
 }
 
 export function serviceEntries(index: DumpIndex, table: string, chain: Chain, depth = 0): ServiceEntry[] {
@@ -101,10 +109,9 @@ export function serviceEntries(index: DumpIndex, table: string, chain: Chain, de
   for (const ref of index.referencesTo(table, chain.name)) {
     const from = ref.rule.chain;
     if (from === 'KUBE-SERVICES' || from === 'KUBE-NODEPORTS') {
-      const raw = ref.rule.raw.slice(ref.rule.specStart);
-      const dst = /(?:^|\s)-d\s+(\S+?)(?:\/(?:32|128))?(?:\s|$)/.exec(raw)?.[1] ?? null;
-      const proto = /(?:^|\s)-p\s+(\S+)/.exec(raw)?.[1] ?? null;
-      const port = dportOf(raw);
+      const dst = addressOf(ref.rule);
+      const proto = ref.rule.ip.protoName ?? null;
+      const port = optionOf(ref.rule, '--dport', '--dports')?.args[0] ?? null;
       const what =
         / (cluster IP|loadbalancer IP|external IP)$/.exec(ref.rule.comment ?? '')?.[1] ??
         (from === 'KUBE-NODEPORTS' ? 'NodePort' : null);
@@ -125,8 +132,8 @@ export function serviceEntries(index: DumpIndex, table: string, chain: Chain, de
 /** The endpoint a KUBE-SEP chain DNATs to (`10.10.1.11:80`). */
 export function endpointOfSep(chain: Chain): string | null {
   for (const r of chain.rules) {
-    const m = /--to-destination\s+(\S+)/.exec(r.raw);
-    if (m) return m[1]!;
+    const to = optionOf(r, '--to-destination')?.args[0];
+    if (to) return to;
   }
   return null;
 }

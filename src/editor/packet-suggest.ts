@@ -3,7 +3,15 @@
  * (kube-proxy's Service rules, DNAT targets, port openings) gives one, labelled with the rule's comment.
  * The client is a documentation address (RFC 5737 / RFC 3849), so the packet arrives from outside.
  */
-import { type Chain, type Rule, parsePacketText, parseAddr } from '../engine/api.ts';
+import {
+  type Chain,
+  type Rule,
+  formatAddr,
+  optionOf,
+  parsePacketText,
+  parseAddr,
+  ruleMentions,
+} from '../engine/api.ts';
 import type { DumpIndex } from './dump-index.ts';
 
 export const OUTSIDE_CLIENT: Record<4 | 6, string> = { 4: '203.0.113.10', 6: '2001:db8::10' };
@@ -28,19 +36,34 @@ interface Criteria {
   inIface: string | null;
 }
 
+const LITERAL_PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'icmp', 'icmpv6']);
+
+/** A host address (not a network, not negated) as the front end read it. */
+function hostOf(v: Rule['ip']['dst']): string | null {
+  if (!v || v.negated || v.value.prefix !== (v.value.v === 4 ? 32 : 128)) return null;
+  return formatAddr(v.value.v === 4 ? { v: 4, n: v.value.n } : { v: 6, n: v.value.n });
+}
+
 /** The literal criteria of a rule that a suggested packet can satisfy (hosts, not networks; no `!`). */
 export function literalCriteria(rule: Rule): Criteria {
-  const spec = rule.raw.slice(rule.specStart);
-  const one = (re: RegExp) => re.exec(spec)?.[1] ?? null;
-  const host = (v: string | null) =>
-    v && /\/(32|128)$/.test(v) ? v.replace(/\/\d+$/, '') : v && !v.includes('/') ? v : null;
+  const ip = rule.ip;
+  const proto = ip.proto && !ip.proto.negated ? (ip.protoName?.toLowerCase() ?? null) : null;
+  const port = optionOf(rule, '--dport', '--dports');
+  const iface = ip.inIface && !ip.inIface.negated && !ip.inIface.value.wildcard ? ip.inIface.value.name : null;
   return {
-    dst: host(one(/(?:^|\s)(?:-d|--destination)\s+([^\s!]+)/)),
-    src: host(one(/(?:^|\s)(?:-s|--source)\s+([^\s!]+)/)),
-    proto: one(/(?:^|\s)(?:-p|--protocol)\s+(tcp|udp|sctp|icmp|icmpv6)(?:\s|$)/),
-    dport: one(/(?:^|\s)--dports?\s+(\d+)/),
-    inIface: one(/(?:^|\s)(?:-i|--in-interface)\s+([A-Za-z0-9_.-]+)(?:\s|$)/),
+    dst: hostOf(ip.dst),
+    src: hostOf(ip.src),
+    proto: proto && LITERAL_PROTOCOLS.has(proto) ? proto : null,
+    dport: port && !port.negated ? (/^\d+/.exec(port.args[0] ?? '')?.[0] ?? null) : null,
+    inIface: iface,
   };
+}
+
+/** A DNAT rule's `--to-destination` address and port, as the front end read them. */
+function dnatTo(rule: Rule): { addr: string; port: string | null } | null {
+  const to = optionOf(rule, '--to-destination')?.args[0];
+  const m = to ? /^(\[[^\]]+\]|[^\s:]+)(?::(\d+))?/.exec(to) : null;
+  return m ? { addr: m[1]!.replace(/^\[|\]$/g, ''), port: m[2] ?? null } : null;
 }
 
 function packetText(c: Criteria, family: 4 | 6): string | null {
@@ -96,15 +119,15 @@ export function suggestPackets(index: DumpIndex, query = '', limit = 50): Packet
       for (const rule of chain.rules) {
         if (out.length >= limit) return out;
         // Cheap filters first: a 300k-rule dump is scanned on every keystroke of the query.
-        if (kw && !rule.raw.includes(kw)) continue;
-        if (!rule.raw.includes(' -d ') && !rule.raw.includes('--to-destination')) continue;
+        if (kw && !ruleMentions(rule, kw)) continue;
+        if (!ruleMentions(rule, ' -d ') && !ruleMentions(rule, '--to-destination')) continue;
         const c = literalCriteria(rule);
         const label = rule.comment ?? `${table.name} ${chain.name} rule ${rule.index}`;
         add(packetText(c, family), label, rule.line);
-        const to = /--to-destination\s+(\[[^\]]+\]|[^\s:]+)(?::(\d+))?/.exec(rule.raw);
+        const to = dnatTo(rule);
         if (to)
           add(
-            packetText({ ...c, dst: to[1]!.replace(/^\[|\]$/g, ''), dport: to[2] ?? c.dport }, family),
+            packetText({ ...c, dst: to.addr, dport: to.port ?? c.dport }, family),
             `${label} (after DNAT)`,
             rule.line,
           );
@@ -142,10 +165,10 @@ export function packetReaching(index: DumpIndex, table: string, chain: Chain): s
   }
   if (!acc.dst && chain.rules.length) {
     // An endpoint chain: the destination it translates to stands in for the Service address.
-    const to = /--to-destination\s+([^\s:]+):(\d+)/.exec(chain.rules.map(r => r.raw).join('\n'));
+    const to = chain.rules.map(dnatTo).find(t => t?.port);
     if (to) {
-      acc.dst = to[1]!;
-      acc.dport ??= to[2]!;
+      acc.dst = to.addr;
+      acc.dport ??= to.port;
     }
   }
   return packetText(acc, index.ruleset.family);

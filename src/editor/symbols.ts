@@ -3,7 +3,7 @@
  * block of rules (where iptables-save writes its body) and selects the chain name on the block's first
  * line; an empty chain's symbol is its declaration.
  */
-import type { Chain } from '../engine/api.ts';
+import { type Chain, chainNameStart } from '../engine/api.ts';
 import { type DumpIndex, ruleBlocks } from './dump-index.ts';
 import { type Range, lineSpan, range } from './ranges.ts';
 
@@ -21,15 +21,6 @@ function plural(n: number, word: string): string {
   return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** Where the chain argument of `-A NAME` stands: the first occurrence of the name after a blank. */
-function nameStart(raw: string, name: string): number {
-  for (let s = raw.indexOf(name); s >= 0; s = raw.indexOf(name, s + 1)) {
-    const after = raw.charCodeAt(s + name.length);
-    if (s > 0 && raw[s - 1] === ' ' && (Number.isNaN(after) || after === 32)) return s;
-  }
-  return -1;
-}
-
 function chainSymbol(index: DumpIndex, chain: Chain): OutlineSymbol {
   const parts = [plural(chain.rules.length, 'rule')];
   if (chain.builtin) parts.push(`policy ${chain.policy ?? 'ACCEPT'}`);
@@ -37,9 +28,9 @@ function chainSymbol(index: DumpIndex, chain: Chain): OutlineSymbol {
   const first = ruleBlocks(chain)[0];
   if (first) {
     const rule = index.ruleAt(first[0]);
-    const start = rule ? nameStart(rule.raw, chain.name) : -1;
+    const start = rule ? chainNameStart(rule, chain.name) : -1;
     const selection = start >= 0 ? lineSpan(first[0], start, start + chain.name.length) : lineSpan(first[0], 0, 0);
-    const endLength = index.ruleAt(first[1])?.raw.length ?? index.lines.lineAt(first[1]).length;
+    const endLength = index.ruleAt(first[1])?.range.end.character ?? index.lines.lineAt(first[1]).length;
     return {
       name: chain.name,
       kind: 'chain',

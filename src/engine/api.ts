@@ -175,3 +175,4 @@ export { l2Announcer, type Announcement } from './kube/metallb.ts';
 export { serviceChainNames, endpointChainName } from './kube/hash.ts';
 export { formatPercent, outcomeHeadline } from './present.ts';
 export { loadsModule, targetNameOf } from './iptables/rule-node.ts';
+export { chainNameStart, optionOf, ruleMentions, ruleText } from './iptables/rule-text.ts';

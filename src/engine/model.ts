@@ -43,6 +43,8 @@ export interface MatchInstance {
   readonly spec: unknown;
   /** False when the module was loaded implicitly (`-p tcp --dport 80` without `-m tcp`). */
   readonly explicit: boolean;
+  /** The module's options as the front end read them (canonical names, arguments, positions). */
+  readonly options: readonly ParsedOption[];
 }
 
 export type StandardVerdict = 'ACCEPT' | 'DROP' | 'RETURN' | 'QUEUE';
@@ -55,6 +57,8 @@ export type TargetInstance =
       readonly kind: 'target';
       readonly module: TargetModule<unknown>;
       readonly spec: unknown;
+      /** The target's options as the front end read them. */
+      readonly options: readonly ParsedOption[];
       readonly start: number;
       readonly end: number;
     }

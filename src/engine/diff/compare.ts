@@ -8,6 +8,7 @@ import type { Rule, Ruleset } from '../model.ts';
 import type { Trace, TraceOutcome, TraceStep } from '../eval/trace-types.ts';
 import { type Rational, add, format as formatRational, toNumber } from '../rational.ts';
 import { chainKey, normalizedRule, ruleTextSet } from './normalize.ts';
+import { ruleText as printedRule } from '../iptables/rule-text.ts';
 import type { ChangeAspect, DiffFate, DiffGroupKey, DiffRuleRef } from './types.ts';
 
 export interface Side {
@@ -172,7 +173,7 @@ function ref(rs: Ruleset, s: TraceStep): DiffRuleRef {
     table: s.table,
     chain: s.chain,
     rule: s.rule,
-    text: r ? r.raw.slice(r.specStart).trim() : '',
+    text: r ? printedRule(r) : '',
   };
 }
 

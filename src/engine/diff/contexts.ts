@@ -11,7 +11,7 @@ import type { Family } from '../net/addr.ts';
 import { type RuleFacts, ruleFacts } from './facts.ts';
 import { type JumpGraph, hookBit } from './graph.ts';
 import { type Relevant, canPrecede, feeds } from './relevant.ts';
-import { parseNet } from '../net/addr.ts';
+import { writtenDst } from '../iptables/rule-text.ts';
 import { type Span, contains, intersect, netSpan } from './space.ts';
 
 export interface Ctx {
@@ -83,22 +83,12 @@ function narrow(c: Ctx, f: RuleFacts): Ctx | null {
 }
 
 /**
- * The exact `-d a.b.c.d/32` of a rule read from its text, without compiling it; null for rules that have
- * none, a negated one, a wider network, or text where quotes make a search unsafe (those are compiled).
+ * The exact `-d a.b.c.d/32` of a rule as the front end read it, without compiling it; null for rules that
+ * have none or a wider network, undefined when the words cannot tell (those are compiled).
  */
 export function textualDst(rule: Rule): bigint | null | undefined {
-  const raw = rule.raw;
-  const at = raw.indexOf(' -d ', rule.specStart - 1);
-  if (at < 0) return raw.includes(' --destination ') || raw.includes('"') ? undefined : null;
-  if (raw.startsWith(' !', at - 2)) return undefined;
-  // ` -d ` inside a quoted comment does not count: an odd number of unescaped quotes before it means so.
-  let quotes = 0;
-  for (let q = raw.indexOf('"', rule.specStart); q >= 0 && q < at; q = raw.indexOf('"', q + 1))
-    if (raw[q - 1] !== '\\') quotes++;
-  if (quotes % 2 === 1) return undefined;
-  const end = raw.indexOf(' ', at + 4);
-  const net = parseNet(raw.slice(at + 4, end < 0 ? raw.length : end));
-  if (!net) return undefined;
+  const net = writtenDst(rule);
+  if (!net) return net;
   const s = netSpan(net);
   return s.lo === s.hi ? s.lo : null;
 }

@@ -24,6 +24,7 @@ import { allWitnesses, differingRules } from './witness.ts';
 import { type NodeConfig, NodeModel } from '../eval/node.ts';
 import { tracePacket } from '../eval/trace.ts';
 import { IptRule } from '../iptables/rule-node.ts';
+import { ruleText } from '../iptables/rule-text.ts';
 import { describePacketInput } from '../eval/packet-spec.ts';
 import { type ClassEnv, type PacketClass, classId, classesOf } from './classes.ts';
 import { compareFates, fatesOf, groupOf, responsibleRules } from './compare.ts';
@@ -460,7 +461,7 @@ function ruleRef(rs: Ruleset, r: Rule): DiffRuleRef {
     table: r.table,
     chain: r.chain,
     rule: (chain?.rules.indexOf(r) ?? -1) + 1,
-    text: r.raw.slice(r.specStart).trim(),
+    text: ruleText(r),
   };
 }
 

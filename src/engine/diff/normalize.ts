@@ -6,41 +6,12 @@
  * classes then simply compare equal.
  */
 import type { Chain, Rule, Ruleset } from '../model.ts';
-import { tokenizeLine } from '../iptables/tokenize.ts';
+import { ruleKey, sameWords } from '../iptables/rule-text.ts';
 import type { ChainChange } from './types.ts';
 
-const normalized = new WeakMap<Rule, string>();
-
-/** The rule's words without counters and comments, one space apart (quoted words JSON-quoted). */
+/** The rule's words without counters and comments (the front end's `ruleKey`). */
 export function normalizedRule(rule: Rule): string {
-  const hit = normalized.get(rule);
-  if (hit !== undefined) return hit;
-  const spec = rule.raw.slice(rule.specStart);
-  let out: string;
-  if (!/["'\\]|comment|(^|\s)(-c|--set-counters)\s/.test(spec)) out = spec.trim().split(/\s+/).join(' ');
-  else {
-    const words = tokenizeLine(spec).tokens;
-    const kept: string[] = [];
-    for (let i = 0; i < words.length; i++) {
-      const w = words[i]!;
-      if (!w.quoted && (w.text === '-m' || w.text === '--match') && words[i + 1]?.text === 'comment') {
-        i++;
-        continue;
-      }
-      if (!w.quoted && w.text === '--comment') {
-        i++;
-        continue;
-      }
-      if (!w.quoted && (w.text === '-c' || w.text === '--set-counters')) {
-        i += 2;
-        continue;
-      }
-      kept.push(/[\s"'\\]/.test(w.text) || w.text === '' ? JSON.stringify(w.text) : w.text);
-    }
-    out = kept.join(' ');
-  }
-  normalized.set(rule, out);
-  return out;
+  return ruleKey(rule);
 }
 
 export function chainKey(table: string, chain: string): string {
@@ -53,7 +24,7 @@ function sameRules(a: readonly Rule[], b: readonly Rule[]): boolean {
     const x = a[i]!;
     const y = b[i]!;
     // The common case, an untouched rule, costs one string comparison.
-    if (x.raw === y.raw || x.raw.slice(x.specStart) === y.raw.slice(y.specStart)) continue;
+    if (sameWords(x, y)) continue;
     if (normalizedRule(x) !== normalizedRule(y)) return false;
   }
   return true;

@@ -13,6 +13,7 @@
  */
 import type { Ruleset } from '../model.ts';
 import { MATCHES } from '../matches/registry.ts';
+import { ruleMentions } from '../iptables/rule-text.ts';
 import { type Rational, ZERO, add } from '../rational.ts';
 import type { TraceAssumption } from './trace-types.ts';
 
@@ -89,7 +90,7 @@ export function liveMarks(rs: Ruleset, hasInterceptors: boolean): LiveMarks {
   for (const t of rs.tables.values()) {
     for (const c of t.chains.values()) {
       for (const r of c.rules) {
-        if (!/mark/i.test(r.raw)) continue;
+        if (!ruleMentions(r, 'mark', true)) continue;
         for (const m of r.matches) {
           const name = m.module.name;
           const spec = m.spec as { mask?: number } | null;

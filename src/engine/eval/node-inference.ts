@@ -19,6 +19,7 @@ import { formatAddr } from '../net/addr.ts';
 import type { InferredAddress } from './node.ts';
 import type { NatRange } from '../targets/nat.ts';
 import { targetNameOf } from '../iptables/rule-node.ts';
+import { ruleMentions } from '../iptables/rule-text.ts';
 import type { PortSpec } from '../matches/ports.ts';
 import { inPortRange } from '../matches/util.ts';
 import type { IpsetStore } from '../ipset/store.ts';
@@ -105,7 +106,7 @@ function ipvsAddresses(rs: Ruleset, ipsets: IpsetStore | null, out: InferredAddr
 
 function rulesMention(rs: Ruleset, word: string): boolean {
   for (const t of rs.tables.values())
-    for (const c of t.chains.values()) for (const r of c.rules) if (r.raw.includes(word)) return true;
+    for (const c of t.chains.values()) for (const r of c.rules) if (ruleMentions(r, word)) return true;
   return false;
 }
 
@@ -138,7 +139,8 @@ export function clusterNodeHints(rs: Ruleset): ReadonlyMap<string, string> {
   for (const [name, chain] of rs.tables.get('nat')?.chains ?? []) {
     if (!name.startsWith('KUBE-SEP-')) continue;
     for (const rule of chain.rules) {
-      if (!rule.raw.includes('default/kubernetes:https') || !rule.raw.includes('KUBE-MARK-MASQ')) continue;
+      if (targetNameOf(rule)?.name !== 'KUBE-MARK-MASQ' || !rule.comment?.includes('default/kubernetes:https'))
+        continue;
       const src = rule.ip.src;
       if (!src || src.negated || src.value.prefix !== (src.value.v === 4 ? 32 : 128)) continue;
       const addr = formatAddr(src.value.v === 4 ? { v: 4, n: src.value.n } : { v: 6, n: src.value.n });

@@ -209,5 +209,12 @@ function compileTarget(
       diags.push({ code, severity, message: `${mod.name}: ${message}`, range });
     },
   };
-  return { kind: 'target', module: mod, spec: mod.compile(p.options, ctx), start: p.start, end: p.end };
+  return {
+    kind: 'target',
+    module: mod,
+    spec: mod.compile(p.options, ctx),
+    options: p.options,
+    start: p.start,
+    end: p.end,
+  };
 }

@@ -416,7 +416,7 @@ export class RuleSpecParser implements CompileContext {
       this.slot = s;
       const spec = s.module.compile(s.options, this);
       if (comment === null && s.module.name === 'comment') comment = (spec as { text: string }).text;
-      matches.push({ module: s.module, spec, explicit: s.explicit });
+      matches.push({ module: s.module, spec, explicit: s.explicit, options: s.options });
     }
     this.slot = null;
     return { ip: ip ?? EMPTY_IP, matches, target: this.target, comment, counters: this.counters };
