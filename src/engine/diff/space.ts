@@ -6,10 +6,9 @@
 import { type Addr, type Family, type Net, formatAddr, formatNet } from '../net/addr.ts';
 
 /** An inclusive interval. */
-export interface Span {
-  readonly lo: bigint;
-  readonly hi: bigint;
-}
+export type { Span } from '../net/span.ts';
+export { addrValue, netSpan } from '../net/span.ts';
+import type { Span } from '../net/span.ts';
 
 export function fullSpan(bits: number): Span {
   return { lo: 0n, hi: (1n << BigInt(bits)) - 1n };
@@ -21,25 +20,8 @@ export function addrSpace(family: Family): Span {
 
 export const PORT_SPACE: Span = fullSpan(16);
 
-export function addrValue(a: Addr): bigint {
-  return typeof a.n === 'bigint' ? a.n : BigInt(a.n);
-}
-
 export function valueAddr(family: Family, n: bigint): Addr {
   return family === 4 ? { v: 4, n: Number(n) } : { v: 6, n };
-}
-
-/**
- * The interval a network covers. A non-contiguous mask (`10.0.0.0/255.0.255.0`) covers no interval: the
- * span from its lowest to its highest member is returned and `exact` says so.
- */
-export function netSpan(net: Net): Span & { exact: boolean } {
-  const bits = net.v === 4 ? 32 : 128;
-  const mask = typeof net.mask === 'bigint' ? net.mask : BigInt(net.mask);
-  const base = typeof net.n === 'bigint' ? net.n : BigInt(net.n);
-  const host = ((1n << BigInt(bits)) - 1n) ^ mask;
-  const contiguous = (host & (host + 1n)) === 0n;
-  return { lo: base, hi: base | host, exact: contiguous };
 }
 
 export function intersect(a: Span, b: Span): Span | null {
