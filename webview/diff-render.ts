@@ -4,7 +4,7 @@
  * the old or the new side; each named rule reveals its line in that side's dump.
  */
 import type { DiffFateView, DiffItemView, DiffRuleView, DiffViewModel } from '../src/shared/protocol.ts';
-import { button } from './toolkit.ts';
+import { button } from './controls.ts';
 
 export interface DiffHandlers {
   trace(side: 'old' | 'new', change: number): void;

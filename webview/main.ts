@@ -6,11 +6,9 @@
 import type { DiagramModel, ExtensionToWebview, PanelState, TraceOrigin } from '../src/shared/protocol.ts';
 import { renderDiff } from './diff-render.ts';
 import { packetForm } from './packet-form.ts';
+import { pngOf, standaloneSvg } from './graph-export.ts';
 import { render, renderMessage } from './render.ts';
-import { registerToolkit } from './toolkit.ts';
 import { vscode } from './vscode-api.ts';
-
-registerToolkit();
 
 const app = document.getElementById('app')!;
 let model: DiagramModel | null = null;
@@ -26,15 +24,49 @@ function restoredState(): PanelState | null {
     selectedOutcome: typeof s.selectedOutcome === 'number' ? s.selectedOutcome : null,
     collapsed: s.collapsed.filter((c): c is string => typeof c === 'string'),
     origin: s.origin === 'manifests' ? 'manifests' : 'dump',
+    showWalks: s.showWalks === true,
+    fit: s.fit === true,
+    focus: typeof s.focus === 'string' ? s.focus : null,
   };
 }
 
 const saved = restoredState();
-const collapsed = new Set<string>(saved?.collapsed ?? []);
 let selectedOutcome: number | null = saved?.selectedOutcome ?? null;
+let showWalks = saved?.showWalks ?? false;
+let fit: boolean | null = saved?.fit ?? null;
+let focus: string | null = saved?.focus ?? null;
 
 function save(): void {
-  if (model) vscode.setState({ uri, packet: model.packet, selectedOutcome, collapsed: [...collapsed], origin });
+  if (model)
+    vscode.setState({
+      uri,
+      packet: model.packet,
+      selectedOutcome,
+      collapsed: [],
+      origin,
+      showWalks,
+      ...(fit === null ? {} : { fit }),
+      focus,
+    });
+}
+
+async function exportGraph(format: 'svg' | 'png'): Promise<void> {
+  const root = document.querySelector<SVGSVGElement>('svg.flow-graph');
+  if (!root) return;
+  const text = standaloneSvg(root);
+  if (format === 'svg') vscode.postMessage({ type: 'export', format, data: text });
+  else {
+    const vb = root.viewBox.baseVal;
+    try {
+      vscode.postMessage({ type: 'export', format, data: await pngOf(text, vb.width, vb.height) });
+    } catch (e) {
+      renderMessage(
+        app,
+        `Packet Lens: the PNG could not be made (${e instanceof Error ? e.message : String(e)})`,
+        'error',
+      );
+    }
+  }
 }
 
 function draw(): void {
@@ -50,15 +82,24 @@ function draw(): void {
   render(
     app,
     model,
-    { collapsed, selectedOutcome },
+    { selectedOutcome, showWalks, fit, focus },
     {
       reveal: line => vscode.postMessage({ type: 'reveal', line }),
-      toggle: id => {
-        if (collapsed.has(id)) collapsed.delete(id);
-        else collapsed.add(id);
+      toggleWalks: () => {
+        showWalks = !showWalks;
         save();
         draw();
       },
+      toggleFit: fitted => {
+        fit = !fitted;
+        save();
+        draw();
+      },
+      focused: id => {
+        focus = id;
+        save();
+      },
+      exportAs: format => void exportGraph(format),
       select: i => {
         selectedOutcome = selectedOutcome === i ? null : i;
         save();
@@ -73,8 +114,8 @@ window.addEventListener('message', (event: MessageEvent<ExtensionToWebview>) => 
   const m = event.data;
   if (m.type === 'model') {
     if (model && model.packet !== m.model.packet) {
-      collapsed.clear();
       selectedOutcome = null;
+      focus = null;
     }
     model = m.model;
     uri = m.uri;

@@ -1,6 +1,6 @@
 /** The packet fields of the panel: edit them and trace again. */
 import type { PacketFields } from '../src/shared/protocol.ts';
-import { button, dropdown, textField } from './toolkit.ts';
+import { button, dropdown, textField } from './controls.ts';
 
 const PROTOCOLS = ['tcp', 'udp', 'sctp', 'icmp', 'icmpv6'];
 const FROM = ['', 'outside', 'local'];

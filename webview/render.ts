@@ -2,17 +2,29 @@
  * Draws the diagram model with DOM nodes and `textContent` only: nothing from the model (which carries
  * text from the dump) is ever parsed as HTML.
  */
-import type { DiagramModel, FlowNode, FlowSegment, HookVisit, RouteHop } from '../src/shared/protocol.ts';
+import type { DiagramModel, FlowGraph, GraphNode, RouteHop } from '../src/shared/protocol.ts';
+import { button } from './controls.ts';
+import { type Measure, layoutGraph } from './graph-layout.ts';
+import { drawGraph } from './graph-render.ts';
 
 export interface RenderHandlers {
   reveal(line: number): void;
-  toggle(id: string): void;
   select(outcome: number): void;
+  toggleWalks(): void;
+  /** `fitted`: whether the graph is drawn fitted now (the default depends on its width). */
+  toggleFit(fitted: boolean): void;
+  focused(id: string): void;
+  exportAs(format: 'svg' | 'png'): void;
 }
 
 export interface UiState {
-  readonly collapsed: ReadonlySet<string>;
   readonly selectedOutcome: number | null;
+  /** The non-matching chain walk is drawn (collapsed by default). */
+  readonly showWalks: boolean;
+  /** The graph is scaled to the panel's width; null: when it is a little wider than the panel. */
+  readonly fit: boolean | null;
+  /** The node or row that had the focus. */
+  readonly focus: string | null;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -24,49 +36,6 @@ function el<K extends keyof HTMLElementTagNameMap>(
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;
   return e;
-}
-
-function hookStrip(hooks: readonly HookVisit[]): HTMLElement {
-  const strip = el('section', 'hooks');
-  strip.setAttribute('aria-label', 'Netfilter hooks on the way');
-  const box = (name: HookVisit['hook'], label: string) => {
-    const h = hooks.find(x => x.hook === name);
-    const b = el('div', `hook${h?.visited ? ' visited' : ''}`);
-    b.append(el('span', 'hook-name', label));
-    if (h?.visited) b.append(el('span', 'hook-share', h.percent));
-    return b;
-  };
-  const arrow = (t = '→') => el('span', 'arrow', t);
-  const top = el('div', 'hook-row');
-  top.append(
-    el('span', 'end-label', 'in'),
-    arrow(),
-    box('PREROUTING', 'PREROUTING'),
-    arrow(),
-    box('routing', 'routing decision'),
-    arrow(),
-    box('INPUT', 'INPUT'),
-    arrow(),
-    el('span', 'end-label', 'local process'),
-  );
-  const mid = el('div', 'hook-row indent');
-  mid.append(
-    arrow('↘'),
-    box('FORWARD', 'FORWARD'),
-    arrow(),
-    box('POSTROUTING', 'POSTROUTING'),
-    arrow(),
-    el('span', 'end-label', 'out'),
-  );
-  const bottom = el('div', 'hook-row');
-  bottom.append(
-    el('span', 'end-label', 'local process'),
-    arrow(),
-    box('OUTPUT', 'OUTPUT'),
-    arrow('→ routing → POSTROUTING → out'),
-  );
-  strip.append(top, mid, bottom);
-  return strip;
 }
 
 /** client → node of a trace from manifests, each hop with why the packet goes there. */
@@ -87,30 +56,6 @@ function routeStrip(route: readonly RouteHop[]): HTMLElement {
   return strip;
 }
 
-function nodeItem(n: FlowNode, h: RenderHandlers): HTMLElement[] {
-  const li = el('li', `node kind-${n.kind} depth-${Math.min(n.depth, 8)}${n.flagged ? ' flagged' : ''}`);
-  li.id = n.id;
-  li.append(el('span', 'label', n.label));
-  if (n.detail) li.append(el('span', 'detail', n.detail));
-  if (n.flagged) li.append(el('span', 'flag', 'unknown'));
-  if (n.line !== null) {
-    const line = n.line;
-    li.tabIndex = 0;
-    li.classList.add('clickable');
-    li.title = `Reveal line ${line + 1} in the dump`;
-    li.addEventListener('click', () => h.reveal(line));
-    li.addEventListener('keydown', e => {
-      if (e.key === 'Enter' || e.key === ' ') {
-        e.preventDefault();
-        h.reveal(line);
-      }
-    });
-  }
-  const out: HTMLElement[] = [li];
-  if (n.rewrite) out.push(el('li', `edge rewrite depth-${Math.min(n.depth, 8)}`, n.rewrite));
-  return out;
-}
-
 /** An exact fraction: long ones (products of 2^31 denominators) are cut with an ellipsis, whole in the tooltip. */
 function exact(text: string): HTMLElement {
   const e = el('span', 'exact', text);
@@ -118,49 +63,116 @@ function exact(text: string): HTMLElement {
   return e;
 }
 
-/**
- * A run of nodes, then its split. The first split is drawn side by side when it has few branches; deeper
- * splits (a cascade of random draws) are stacked, so any number of branches stays readable.
- */
-function segment(
-  s: FlowSegment,
-  ui: UiState,
-  h: RenderHandlers,
-  branchLabel: string | null = null,
-  level = 0,
-): HTMLElement {
-  const wrap = el('div', 'segment');
-  const list = el('ol', 'nodes');
-  s.nodes.forEach((n, i) => {
-    // The branch heading already says what the split node says; keep the node (it reveals the rule) short.
-    const shown =
-      i === 0 && branchLabel !== null && n.label === branchLabel ? { ...n, label: n.detail ?? '', detail: null } : n;
-    list.append(...nodeItem(shown, h));
-  });
-  wrap.append(list);
-  if (s.branches.length) {
-    const row = el('div', `branches ${level === 0 && s.branches.length <= 3 ? 'split' : 'stack'}`);
-    for (const b of s.branches) {
-      const col = el('div', 'branch');
-      const key = b.segment.nodes[0]?.id ?? b.label;
-      const head = el('button', 'branch-head');
-      head.type = 'button';
-      const collapsed = ui.collapsed.has(key);
-      head.setAttribute('aria-expanded', String(!collapsed));
-      head.append(
-        el('span', 'twisty', collapsed ? '▸' : '▾'),
-        el('span', 'branch-label', b.label),
-        el('span', 'pct', b.percent),
-        exact(b.exact),
-      );
-      head.addEventListener('click', () => h.toggle(key));
-      col.append(head);
-      if (!collapsed) col.append(segment(b.segment, ui, h, b.label, s.branches.length > 1 ? level + 1 : level));
-      row.append(col);
+/** The smallest scale a graph is fitted to the panel at by default (below it, text is too small to read). */
+const MIN_FIT_SCALE = 0.6;
+
+/** Text widths in the graph's font, measured by the browser. */
+function measurer(): Measure {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const family = getComputedStyle(document.body).getPropertyValue('--vscode-editor-font-family').trim() || 'monospace';
+  if (ctx) ctx.font = `12px ${family}`;
+  return t => (ctx ? ctx.measureText(t).width : t.length * 7.2);
+}
+
+function nodeName(n: GraphNode): string {
+  const first = n.rows.find(r => !r.walk) ?? n.rows[0];
+  return n.title || (first ? `${first.where} ${first.verdict}` : n.kind);
+}
+
+/** The graph as text, in lane order: every node with its rows, every edge with its share and rewrites. */
+function outline(g: FlowGraph, h: RenderHandlers): HTMLElement {
+  const details = el('details', 'outline');
+  // Open: it is the graph's words for everyone (and whole where the drawing clips a long rule).
+  details.open = true;
+  details.append(el('summary', null, 'Text outline of the graph'));
+  const byId = new Map(g.nodes.map(n => [n.id, n]));
+  const list = el('ol', null);
+  const order = [...g.lanes.map(l => l.id), null];
+  const nodes = [...g.nodes].sort((a, b) => order.indexOf(a.lane) - order.indexOf(b.lane));
+  for (const n of nodes) {
+    const li = el('li', `tone-${n.tone}`);
+    li.append(el('span', 'outline-head', `${n.lane ? `${n.lane}: ` : ''}${nodeName(n)} — ${n.percent}`));
+    if (n.why) li.append(el('p', 'outline-why', n.why));
+    if (n.rows.length) {
+      const rows = el('ul', null);
+      for (const r of n.rows) {
+        const item = el('li', r.walk ? 'walk' : null);
+        const text = `${r.where} ${r.verdict}${r.walk ? ' (walked, no match)' : ''}${r.rewrite ? ` — rewrites ${r.rewrite}` : ''}`;
+        if (r.line !== null) {
+          const line = r.line;
+          const b = el('button', 'link', text);
+          b.type = 'button';
+          b.title = r.why;
+          b.addEventListener('click', () => h.reveal(line));
+          item.append(b);
+        } else item.append(el('span', null, text));
+        rows.append(item);
+      }
+      li.append(rows);
     }
-    wrap.append(row);
+    const outs = g.edges.filter(e => e.from === n.id);
+    if (outs.length) {
+      const edges = el('ul', 'outline-edges');
+      for (const e of outs) {
+        const to = byId.get(e.to);
+        edges.append(
+          el(
+            'li',
+            null,
+            `→ ${e.percent}${e.approx ? ` (${e.approx})` : ''} to ${to ? nodeName(to) : e.to}${e.rewrites.length ? `, rewrites ${e.rewrites.join(', ')}` : ''}${e.via ? `, through ${e.via}` : ''}`,
+          ),
+        );
+      }
+      li.append(edges);
+    }
+    list.append(li);
   }
-  return wrap;
+  details.append(list);
+  return details;
+}
+
+function graphSection(model: DiagramModel, ui: UiState, h: RenderHandlers): HTMLElement {
+  const section = el('section', 'graph');
+  section.id = 'flow';
+  section.setAttribute('aria-label', 'Path of the packet');
+  const g = model.graph;
+  if (!g) return section;
+  const walks = g.nodes.reduce((k, n) => k + n.rows.filter(r => r.walk).length, 0);
+  const bar = el('div', 'graph-toolbar');
+  if (walks)
+    bar.append(
+      button(
+        ui.showWalks
+          ? 'Hide the walk without a match'
+          : `Show ${walks} step${walks === 1 ? '' : 's'} walked without a match`,
+        'secondary',
+        h.toggleWalks,
+      ),
+    );
+  const fitButton = button('Fit to width', 'secondary', () => h.toggleFit(host.classList.contains('fit')));
+  bar.append(
+    fitButton,
+    button('Export SVG…', 'secondary', () => h.exportAs('svg')),
+    button('Export PNG…', 'secondary', () => h.exportAs('png')),
+  );
+  section.append(bar);
+  const host = el('div', 'graph-host');
+  section.append(host);
+  // Laid out once the host is in the document (the measure reads the theme's font).
+  queueMicrotask(() => {
+    const layout = layoutGraph(g, ui.showWalks, measurer());
+    const root = drawGraph(host, layout, h, ui.focus);
+    // Unless the user chose, a graph a little wider than the panel is scaled to fit; a much wider one scrolls.
+    const fit = ui.fit ?? (layout.width > host.clientWidth && layout.width * MIN_FIT_SCALE <= host.clientWidth);
+    fitButton.textContent = fit ? 'Actual size' : 'Fit to width';
+    host.classList.toggle('fit', fit);
+    if (fit) {
+      root.setAttribute('width', '100%');
+      root.removeAttribute('height');
+    }
+  });
+  section.append(outline(g, h));
+  return section;
 }
 
 export function render(
@@ -185,7 +197,6 @@ export function render(
   }
   root.append(form);
   if (model.route.length) root.append(routeStrip(model.route));
-  root.append(hookStrip(model.hooks));
   const outcomes = el('section', 'outcomes');
   outcomes.setAttribute('aria-label', 'Outcomes');
   outcomes.append(el('h2', null, `${model.outcomes.length} outcome${model.outcomes.length === 1 ? '' : 's'}`));
@@ -213,11 +224,7 @@ export function render(
     for (const text of model.warnings) w.append(el('p', 'warning', text));
     root.append(w);
   }
-  const flow = el('section', 'flow');
-  flow.id = 'flow';
-  flow.setAttribute('aria-label', 'Path of the packet');
-  flow.append(segment(model.flow, ui, h));
-  root.append(flow);
+  root.append(graphSection(model, ui, h));
   if (ui.selectedOutcome !== null)
     document.getElementById(`end${ui.selectedOutcome}`)?.scrollIntoView({ block: 'center' });
 }

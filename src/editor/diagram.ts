@@ -14,6 +14,7 @@ import type {
   OutcomeSummary,
   PacketFields,
 } from '../shared/protocol.ts';
+import { flowGraph } from './flow-graph/build.ts';
 import { percent } from './probability.ts';
 
 const MAX_OUTCOMES = 32;
@@ -303,5 +304,6 @@ export function traceDiagram(
     warnings: [...trace.warnings, ...new Set(trace.outcomes.flatMap(o => o.notes))],
     omitted: trace.outcomes.length - drawn.length,
     route: [],
+    graph: flowGraph(trace, lineOffset),
   };
 }

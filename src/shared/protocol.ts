@@ -78,6 +78,79 @@ export interface RouteHop {
   readonly reason: string;
 }
 
+/** How a graph element reads: ordinary, a packet's end by drop/reject (error colour), or resting on an unknown. */
+export type GraphTone = 'normal' | 'accept' | 'error' | 'unknown';
+
+/** One rule (or policy, or assumption) a packet crossed, as a row of a graph node. */
+export interface GraphRow {
+  /** `nat KUBE-SVC-… #2`: the table, chain and 1-based rule position (the full names; the view may clip). */
+  readonly where: string;
+  /** What it did: `jump KUBE-SEP-…`, `DNAT → 10.10.1.11:80`, `policy ACCEPT`. */
+  readonly verdict: string;
+  /** 0-based line in the dump, to reveal on click. */
+  readonly line: number | null;
+  /** Why it matched (or, for a walk, why nothing in the chain did), for the hover and the text outline. */
+  readonly why: string;
+  /** A jump into a chain the packet walked without any rule matching: hidden while the walk is collapsed. */
+  readonly walk: boolean;
+  /** A rewrite this row does (`dst → 10.10.1.11:80`, `mark 0x0 → 0x4000`), drawn on the connector after it. */
+  readonly rewrite: string | null;
+  readonly tone: GraphTone;
+}
+
+export type GraphNodeKind = 'rules' | 'balance' | 'routing' | 'end';
+
+/** A node of the flow graph: a run of rules one set of paths crossed, a load-balancing split, a routing decision or an end. */
+export interface GraphNode {
+  readonly id: string;
+  readonly kind: GraphNodeKind;
+  /** The lane (hook visit) it belongs to; null for routing decisions and ends. */
+  readonly lane: string | null;
+  readonly title: string;
+  readonly rows: readonly GraphRow[];
+  /** Share of all packets that cross it. */
+  readonly percent: string;
+  readonly exact: string;
+  readonly tone: GraphTone;
+  /** Hover text: why the packet is here, what it did. */
+  readonly why: string;
+  /** 0-based line to reveal when the node itself (not a row) is clicked. */
+  readonly line: number | null;
+}
+
+/** An edge: the packets that go from one node to the next, with their share and the rewrites done on the way. */
+export interface GraphEdge {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  /** Share of all packets along it, as a float (edge width), a percentage, a near simple fraction and exactly. */
+  readonly share: number;
+  readonly percent: string;
+  /** `≈ 1/3`, `1/2` (exact when simple), or '' when no short fraction is close. */
+  readonly approx: string;
+  readonly exact: string;
+  /** NAT rewrites and mark changes done where the edge leaves (`dst → 10.10.1.11:80`). */
+  readonly rewrites: readonly string[];
+  /** A chain folded into the edge (a load-balancing target such as `nat KUBE-SEP-…`), with its line. */
+  readonly via: string | null;
+  readonly line: number | null;
+  /** Leaves a load-balancing node: the edge's label leads with its probability. */
+  readonly balance: boolean;
+}
+
+/** A lane: one visit of a netfilter hook (`PREROUTING`, `FORWARD`, …), drawn as a box around its nodes. */
+export interface GraphLane {
+  readonly id: string;
+  readonly label: string;
+}
+
+/** The trace as a graph: paths that cross the same rules share nodes (one FORWARD, one POSTROUTING). */
+export interface FlowGraph {
+  readonly lanes: readonly GraphLane[];
+  readonly nodes: readonly GraphNode[];
+  readonly edges: readonly GraphEdge[];
+}
+
 export interface DiagramModel {
   readonly title: string;
   readonly packet: string;
@@ -93,6 +166,8 @@ export interface DiagramModel {
   readonly route: readonly RouteHop[];
   /** `this file has N errors; the kernel would refuse it; results assume …`, shown above everything else. */
   readonly fileErrors?: string;
+  /** The drawn outcomes as a graph (what the panel shows; `flow` is the same paths as a tree). */
+  readonly graph?: FlowGraph;
 }
 
 /** One fate of a packet class in a behaviour comparison: `50%  forwarded, DNAT 10.10.1.11:80, masqueraded to …`. */
@@ -166,6 +241,10 @@ export interface PanelState {
   readonly collapsed: readonly string[];
   /** Absent in states saved before traces from manifests existed: a dump. */
   readonly origin?: TraceOrigin;
+  /** The flow graph's view: the non-matching walk drawn, scaled to the panel's width, the focused node. */
+  readonly showWalks?: boolean;
+  readonly fit?: boolean;
+  readonly focus?: string | null;
 }
 
 /** Where a drawn trace came from: a dump, or the manifests of a cluster (end to end). */
@@ -190,7 +269,14 @@ export type WebviewToExtension =
   | { readonly type: 'retrace'; readonly fields: PacketFields }
   | { readonly type: 'openSettings' }
   | { readonly type: 'traceClass'; readonly side: 'old' | 'new'; readonly change: number }
-  | { readonly type: 'revealRule'; readonly side: 'old' | 'new'; readonly line: number };
+  | { readonly type: 'revealRule'; readonly side: 'old' | 'new'; readonly line: number }
+  /** The drawn graph, to save: SVG text, or PNG as base64. */
+  | { readonly type: 'export'; readonly format: 'svg' | 'png'; readonly data: string }
+  /** The diff report as the CLI's --markdown, to copy. */
+  | { readonly type: 'copyMarkdown' };
+
+/** Largest export the extension accepts from the webview (characters). */
+export const MAX_EXPORT_CHARS = 64 * 1024 * 1024;
 
 const FIELD_NAMES: readonly (keyof PacketFields)[] = [
   'protocol',
@@ -219,7 +305,12 @@ export function isWebviewToExtension(x: unknown): x is WebviewToExtension {
   switch (x.type) {
     case 'ready':
     case 'openSettings':
+    case 'copyMarkdown':
       return true;
+    case 'export':
+      return (
+        (x.format === 'svg' || x.format === 'png') && typeof x.data === 'string' && x.data.length <= MAX_EXPORT_CHARS
+      );
     case 'reveal':
       return typeof x.line === 'number' && Number.isInteger(x.line) && x.line >= 0;
     case 'retrace':
@@ -248,7 +339,10 @@ export function isPanelState(x: unknown): x is PanelState {
     (x.selectedOutcome === null || typeof x.selectedOutcome === 'number') &&
     Array.isArray(x.collapsed) &&
     x.collapsed.every(c => typeof c === 'string') &&
-    (x.origin === undefined || x.origin === 'dump' || x.origin === 'manifests')
+    (x.origin === undefined || x.origin === 'dump' || x.origin === 'manifests') &&
+    (x.showWalks === undefined || typeof x.showWalks === 'boolean') &&
+    (x.fit === undefined || typeof x.fit === 'boolean') &&
+    (x.focus === undefined || x.focus === null || typeof x.focus === 'string')
   );
 }
 

@@ -64,5 +64,31 @@ export class DiagramPanel extends PanelHost implements vscode.WebviewPanelSerial
     if (m.type === 'reveal') this.handlers.reveal(this.uri, m.line);
     else if (m.type === 'retrace') this.handlers.retrace(this.uri, m.fields, this.origin);
     else if (m.type === 'openSettings') this.handlers.openSettings();
+    else if (m.type === 'export') void this.saveExport(m.format, m.data);
   }
+
+  /** Saves the graph the webview exported (it has no file system), next to the dump by default. */
+  private async saveExport(format: 'svg' | 'png', data: string): Promise<void> {
+    const uri = this.uri;
+    const defaultUri =
+      uri && uri.scheme === 'file'
+        ? uri.with({ path: `${uri.path.replace(/\.[^./]*$/, '')}-flow.${format}` })
+        : undefined;
+    const target = await vscode.window.showSaveDialog({
+      defaultUri,
+      filters: format === 'svg' ? { 'SVG image': ['svg'] } : { 'PNG image': ['png'] },
+      title: `Packet Lens: Export the flow graph as ${format.toUpperCase()}`,
+    });
+    if (!target) return;
+    const bytes = format === 'svg' ? new TextEncoder().encode(data) : base64Bytes(data);
+    await vscode.workspace.fs.writeFile(target, bytes);
+  }
+}
+
+/** Base64 to bytes without Node's Buffer (the web extension has none). */
+function base64Bytes(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
 }

@@ -22,21 +22,20 @@ export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri): st
   const script = webview.asWebviewUri(vscode.Uri.joinPath(root, 'main.js'));
   const styles = webview.asWebviewUri(vscode.Uri.joinPath(root, 'main.css'));
   const n = nonce();
-  // The toolkit (FAST) adds a style element for its focus-visible check; it reads the nonce from the
-  // csp-nonce meta tag, so styles need the nonce as well as the webview's own source.
+  // Styles only from the extension's stylesheet (the controls are plain HTML, nothing injects a style
+  // element). `blob:` images: the PNG export draws the graph's own SVG through an <img> onto a canvas.
   const csp = [
     `default-src 'none'`,
     `script-src 'nonce-${n}'`,
-    `style-src ${webview.cspSource} 'nonce-${n}'`,
+    `style-src ${webview.cspSource}`,
     `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} blob:`,
   ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta property="csp-nonce" content="${n}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${styles.toString()}">
 <title>Packet flow</title>

@@ -81,11 +81,13 @@ export const checks = [
           outcome.test(text),
           `the diagram has no outcome "50% forwarded → ${ep} … (DNAT ${ep})": ${clip(text, 600)}`,
         );
-        expect(text.includes(`DNAT → ${ep}`), `the diagram's path has no rule "DNAT → ${ep}"`);
+        expect(text.includes(`dst → ${ep}`), `the diagram's graph has no edge "dst → ${ep}"`);
       }
       expect(/\b2 outcomes\b/.test(text), `the diagram does not say "2 outcomes": ${clip(text, 300)}`);
-      const branchShares = (text.match(/random[^\n]*\n?\s*50%/g) ?? []).length;
-      expect(branchShares >= 2, `the diagram does not show the random split as two 50% branches: ${clip(text, 600)}`);
+      // The load-balancing split is one node with one edge per endpoint, each labelled "50%  1/2".
+      const branchShares = (text.match(/50%\s+1\/2/g) ?? []).length;
+      expect(branchShares >= 2, `the graph does not show the split as two edges at 50% (1/2): ${clip(text, 600)}`);
+      expect(/load balance · 2 ways/.test(text), `the graph has no load-balance node: ${clip(text, 600)}`);
       ctx.diagram = true; // the next check clicks in it
 
       // The dump: matched rules, missed rules and untouched rules are drawn apart.
@@ -136,7 +138,8 @@ export const checks = [
         `the cursor did not go to line 1 before the click (status bar: ${describe(await wb.cursor())})`,
       );
       const frame = await wb.webviewFrame('#flow');
-      const node = frame.getByText(/#\d+ DNAT → 10\.10\.1\.11:80/).first();
+      // The DNAT of KUBE-SEP-… is drawn on its edge out of the load-balance node; its label reveals the rule.
+      const node = frame.locator('svg.flow-graph text', { hasText: /dst → 10\.10\.1\.11:80/ }).first();
       await node.waitFor({ state: 'visible', timeout: 10_000 });
       await node.click();
       const pos = await wb.until(
@@ -148,7 +151,7 @@ export const checks = [
       );
       expect(
         pos,
-        `after a click on "DNAT → 10.10.1.11:80" in the diagram the editor is not at line 92 (status bar: ${describe(await wb.cursor())})`,
+        `after a click on "dst → 10.10.1.11:80" in the graph the editor is not at line 92 (status bar: ${describe(await wb.cursor())})`,
       );
       const current = (await wb.renderedLines(editor)).find(l => l.current);
       expect(
