@@ -397,6 +397,20 @@ describe('architecture: the import graph (ARCHITECTURE.md)', () => {
     );
   });
 
+  it("rule 11: the diff reaches verdicts only through tracePacket (eval/trace.ts) and the evaluator's value types", () => {
+    // The class analysis decides which packets to trace, never what happens to them: no walker, pipeline or
+    // rule matcher of the evaluator in src/engine/diff.
+    const allowed = new Set(['trace.ts', 'trace-types.ts', 'packet.ts', 'packet-spec.ts', 'node.ts']);
+    const bad = edges.filter(
+      e =>
+        under('src/engine/diff')(e.from) &&
+        e.to !== undefined &&
+        under('src/engine/eval')(e.to) &&
+        !allowed.has(posix.basename(e.to)),
+    );
+    assert.deepEqual(bad.map(show), []);
+  });
+
   it('rule 5: no new folder-level cycle inside src/engine (issue 16: the known ones only shrink)', () => {
     const g = folderGraph();
     const nodes = [...g.keys()].sort();
