@@ -146,13 +146,16 @@ export function synthCommand(argv: string[], io: Io): number {
 export function traceManifests(
   paths: readonly string[],
   inputs: { input: PacketInput; where: string }[],
-  flags: { node?: string; json?: boolean; 'why-not'?: boolean; events?: boolean },
+  flags: { node?: string; mode?: string; json?: boolean; 'why-not'?: boolean; events?: boolean },
   io: Io,
 ): number {
+  const chosen = flags.mode === undefined ? undefined : proxyMode(flags.mode);
+  if (flags.mode !== undefined && !chosen)
+    throw new UsageError(`--mode takes ${orList(PROXY_MODE_NAMES)}, not '${flags.mode}'`);
   const model = loadModel(paths, io);
   let first = true;
   for (const { input, where } of inputs) {
-    const r = traceFromManifests(model, input, { node: flags.node ?? null });
+    const r = traceFromManifests(model, input, { node: flags.node ?? null, ...(chosen ? { mode: chosen.name } : {}) });
     if (!r.ok) throw new UsageError(`${where}: ${r.error}`);
     const v = r.value;
     if (flags.json) {

@@ -28,8 +28,9 @@ Usage:
   packetlens check <rules-file>
   packetlens trace <rules-file> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
                    [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
-  packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--json]
-  packetlens synth <files|dirs>… [--node NAME] [--mode iptables] [--format save|restore]
+  packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--mode iptables|ipvs|nftables] [--json]
+  packetlens synth <files|dirs>… [--node NAME] [--mode iptables|ipvs|nftables] [--format FORMAT]
+                   (iptables: save|restore; ipvs: save|restore|ipvsadm|ipvsadm-save|ipset; nftables: script|list)
 ${DIFF_USAGE}
 
 trace options:
@@ -58,6 +59,8 @@ trace options:
                        is (its name in the file name, --node NAME, or the only node): its addresses, labelled
   --node NAME          with --manifests: the node that receives the packet (default: decided from the
                        manifests, e.g. MetalLB's announcer for a LoadBalancer IP, or the only node).
+  --mode MODE          with --manifests: kube-proxy's mode (iptables, ipvs or nftables; default: the mode the
+                       manifests configure, KubeProxyConfiguration mode or kind's kubeProxyMode, else iptables)
                        Manifests without Node objects or a kind config predict a default cluster
 
 synth options:
@@ -117,6 +120,7 @@ const TRACE_FLAGS = {
   json: 'boolean',
   manifests: 'strings',
   node: 'string',
+  mode: 'string',
 } as const;
 
 function keyValues(list: string[] | undefined, what: string): [string, string][] {

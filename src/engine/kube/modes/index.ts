@@ -5,8 +5,9 @@
 import type { ProxyMode, ProxyModeName } from './types.ts';
 import { iptablesMode } from './iptables/mode.ts';
 import { ipvsMode } from './ipvs/mode.ts';
+import { nftablesMode } from './nftables/mode.ts';
 
-const MODES: readonly ProxyMode[] = [iptablesMode, ipvsMode];
+const MODES: readonly ProxyMode[] = [iptablesMode, ipvsMode, nftablesMode];
 
 export const PROXY_MODES: readonly ProxyMode[] = MODES;
 export const PROXY_MODE_NAMES: readonly string[] = MODES.map(m => m.name);

@@ -58,7 +58,7 @@ interface Categorized {
   readonly hasAny: boolean;
 }
 
-function externalPolicyLocal(sp: ServicePortInfo): boolean {
+export function externalPolicyLocal(sp: ServicePortInfo): boolean {
   // apiservice.ExternalPolicyLocal: only NodePort and LoadBalancer Services have an external policy.
   const t = sp.service.type;
   return (t === 'LoadBalancer' || t === 'NodePort') && sp.service.externalTrafficPolicy === 'Local';
@@ -68,7 +68,7 @@ function externallyAccessible(sp: ServicePortInfo, lbIPs: readonly string[]): bo
   return (sp.nodePort ?? 0) !== 0 || lbIPs.length > 0 || sp.externalIPs.length > 0;
 }
 
-function categorize(
+export function categorize(
   eps: readonly EndpointInfo[],
   sp: ServicePortInfo,
   nodeName: string,
