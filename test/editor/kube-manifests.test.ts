@@ -18,6 +18,7 @@ import { manifestHoverAt } from '../../src/editor/kube/manifest-hover.ts';
 import { manifestSuggestions, nothingToTrace, runManifestTrace } from '../../src/editor/kube/manifest-trace.ts';
 import { nodeDump, nodePicks } from '../../src/editor/kube/node-rules.ts';
 import { portLens } from '../../src/editor/kube/service-lens.ts';
+import { serviceHover } from '../../src/editor/kube/service-hover.ts';
 import { TextLines } from '../../src/editor/text-lines.ts';
 import { ROOT } from '../helpers/fixtures.ts';
 
@@ -178,8 +179,15 @@ describe('manifests: CodeLens above each Service port', () => {
     assert.equal(forced.modeNote, 'packetlens.kubeProxy.mode is iptables; the manifests configure ipvs mode');
     assert.match(portLens(forced, forced.model.servicePorts[0]!).tooltip, /packetlens\.kubeProxy\.mode is iptables/);
     const nft = new ClusterView('seed-003', seedFiles('seed-003'), 'nftables');
-    assert.equal(nft.mode, 'iptables');
-    assert.match(nft.modeNote!, /nftables mode is not modelled/);
+    assert.equal(nft.mode, 'nftables');
+    assert.equal(nft.modeNote, 'packetlens.kubeProxy.mode is nftables; the manifests configure iptables mode');
+    // seed-003 in nftables mode: the same endpoints and shares as iptables mode, said in nft words.
+    const lens = portLens(nft, nft.model.servicePorts[0]!);
+    assert.match(lens.title, /webpod1 50% · webpod2 50%|webpod2 50% · webpod1 50%/);
+    assert.match(lens.tooltip, /kube-proxy nftables mode/);
+    const hover = serviceHover(nft, nft.model.services[0]!);
+    assert.match(hover, /kube-proxy nftables mode/);
+    assert.match(hover, /`service-[A-Z2-7]{8}-default\/svc1\/tcp\/svc1-webport` \(all endpoints\)/);
   });
 
   it("three endpoints: the kernel shares of kube-proxy's 0.3333333333 and 0.5 rules, exactly", () => {

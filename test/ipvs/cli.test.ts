@@ -57,13 +57,13 @@ describe('packetlens synth --mode ipvs', () => {
     );
   });
 
-  it('refuses nftables, unknown modes and formats that do not fit the mode', () => {
+  it('accepts nftables, refuses unknown modes and formats that do not fit the mode', () => {
     const nft = cli('synth', SEED2, '--node', 'ipvs-worker', '--mode', 'nftables');
-    assert.equal(nft.code, 2);
-    assert.match(nft.err.join('\n'), /nftables mode is not modelled yet/);
+    assert.equal(nft.code, 0, nft.err.join('\n'));
+    assert.ok(nft.out.includes('add table ip kube-proxy { comment "rules for kube-proxy" ; }'));
     assert.match(
       cli('synth', SEED2, '--mode', 'userspace').err.join('\n'),
-      /--mode takes iptables or ipvs, not 'userspace'/,
+      /--mode takes iptables, ipvs or nftables, not 'userspace'/,
     );
     assert.match(
       cli('synth', SEED3, '--node', 'myk8s-worker', '--format', 'ipset').err.join('\n'),
@@ -71,7 +71,7 @@ describe('packetlens synth --mode ipvs', () => {
     );
     assert.match(
       cli('synth', SEED3, '--node', 'myk8s-worker', '--format', 'xml').err.join('\n'),
-      /--format takes save, restore, ipvsadm, ipvsadm-save, ipset, not 'xml'/,
+      /--format takes save, restore, ipvsadm, ipvsadm-save, ipset, script, list, not 'xml'/,
     );
   });
 });

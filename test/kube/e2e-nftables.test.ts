@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { buildClusterModel, readManifests, traceFromManifests } from '../../src/engine/api.ts';
+import { buildClusterModel, proxyMode, readManifests, traceFromManifests } from '../../src/engine/api.ts';
+import { readFixture } from '../helpers/fixtures.ts';
 
 function model(dir: string) {
   const root = join('examples', dir);
@@ -19,6 +20,13 @@ function model(dir: string) {
 
 describe('seed 003 in nftables mode', () => {
   const m = model('seed-003');
+  it('is the ruleset the kernel loaded in test/fixtures/kernel-nft/kube-proxy-synth (nft -f accepted it)', () => {
+    // That fixture's ruleset.nft was written by this synthesizer and loaded with the real nft -f; its probes'
+    // kernel results are checked against the engine by test/nftables/kernel-nft.test.ts.
+    const rules = proxyMode('nftables')!.synthesize(m, { nodeName: 'myk8s-worker' }).rules;
+    assert.equal(rules, readFixture('kernel-nft', 'kube-proxy-synth', 'ruleset.nft'));
+  });
+
   it('LoadBalancer 172.18.255.200:80 → webpod1/webpod2 at 50 % each, through service-ips and numgen', () => {
     const r = traceFromManifests(
       m,
