@@ -27,6 +27,23 @@ describe('seed 003 in nftables mode', () => {
     assert.equal(rules, readFixture('kernel-nft', 'kube-proxy-synth', 'ruleset.nft'));
   });
 
+  it("--format list is the kernel's own nft list ruleset of it, up to element order and wrapping", () => {
+    // Each `elements = { … }` block becomes its sorted element list: the kernel lists hash sets in hash order.
+    const norm = (text: string) =>
+      text
+        .replace(/elements = \{([^}]*)\}/g, (_m, body: string) => {
+          const items = body
+            .split(/,\s*\n?\s*/)
+            .map(x => x.trim())
+            .filter(Boolean)
+            .sort();
+          return `elements = { ${items.join(', ')} }`;
+        })
+        .trimEnd();
+    const out = proxyMode('nftables')!.synthesize(m, { nodeName: 'myk8s-worker' }).render('list', '');
+    assert.equal(norm(out), norm(readFixture('kernel-nft', 'kube-proxy-synth', 'ruleset.txt')));
+  });
+
   it('LoadBalancer 172.18.255.200:80 → webpod1/webpod2 at 50 % each, through service-ips and numgen', () => {
     const r = traceFromManifests(
       m,

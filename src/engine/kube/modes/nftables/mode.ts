@@ -11,6 +11,7 @@ import { categorize, externalPolicyLocal } from '../iptables/synth.ts';
 import type { Markdown, ProxyMode } from '../types.ts';
 import { nftEndpointNames, nftServiceChainNames } from './names.ts';
 
+import { renderNftList } from './list.ts';
 import { renderNftScript } from './render.ts';
 import { type NftKubeProxyRules, synthesizeNftables } from './synth.ts';
 
@@ -69,7 +70,7 @@ export const nftablesMode: ProxyMode = {
       facts: [],
       sideFiles: [],
       traceOptions: node => ({ node }),
-      render: (_format, header) => script(header),
+      render: (format, header) => (format === 'list' ? tables.map(renderNftList).join('') : script(header)),
     };
   },
   parse: (rules, file) => parseRuleset(rules, { file, lazy: true }).ruleset,
