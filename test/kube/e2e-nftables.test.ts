@@ -92,3 +92,58 @@ describe('seed 003 in nftables mode', () => {
     ]);
   });
 });
+
+describe('manifests that configure nftables mode', () => {
+  const root = join('examples', 'seed-003');
+  const seed = readdirSync(root)
+    .filter(f => /\.ya?ml$/.test(f))
+    .map(f => ({ file: join(root, f), text: readFileSync(join(root, f), 'utf8') }));
+  const kpc = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: nftables
+iptables:
+  masqueradeBit: 14
+nftables:
+  masqueradeBit: 15
+  masqueradeAll: true
+`;
+  const cidr = `apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata:
+  name: kubernetes
+spec:
+  cidrs:
+  - 10.200.0.0/16
+`;
+  const m = buildClusterModel(
+    readManifests([{ file: 'kpc.yaml', text: kpc }, { file: 'cidr.yaml', text: cidr }, ...seed]),
+  );
+
+  it('KubeProxyConfiguration mode: nftables selects it, with its nftables: masqueradeBit and masqueradeAll', () => {
+    assert.equal(m.kubeProxy.mode, 'nftables');
+    assert.equal(m.kubeProxy.masqueradeBit, 15);
+    assert.equal(m.kubeProxy.masqueradeAll, true);
+    // The ClusterIP is predicted from the ServiceCIDR below.
+    const cip = m.servicePorts[0]!.clusterIP!;
+    const r = traceFromManifests(m, { protocol: 'tcp', src: '10.10.4.12', dst: cip, dport: 80 });
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    assert.equal(r.value.mode, 'nftables');
+    assert.match(r.value.rules, /mark set mark or 0x008000/);
+    // masqueradeAll: every ClusterIP connection is marked, the pod's own included.
+    assert.ok(r.value.rules.includes(`ip daddr ${cip} jump mark-for-masquerade`));
+    assert.equal(r.value.trace.outcomes.length, 2);
+    assert.ok(r.value.trace.outcomes.every(o => o.masquerade));
+  });
+
+  it('ServiceCIDR objects give the ranges cluster-ips-check drops unallocated addresses of', () => {
+    assert.deepEqual(m.serviceCIDRs, ['10.200.0.0/16']);
+    const rules = proxyMode('nftables')!.synthesize(m, { nodeName: 'myk8s-worker' }).rules;
+    assert.match(rules, /cluster-ips-check ip daddr \{ 10\.200\.0\.0\/16 \} drop/);
+    const r = traceFromManifests(m, { protocol: 'tcp', src: '10.10.4.12', dst: '10.200.7.7', dport: 80 });
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    assert.deepEqual(
+      r.value.trace.outcomes.map(o => o.disposition),
+      ['dropped'],
+    );
+  });
+});

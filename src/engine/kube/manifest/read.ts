@@ -185,6 +185,16 @@ class Reader {
       case 'KubeProxyConfiguration':
         this.objects.push(this.kubeProxyConfig(o));
         return;
+      case 'ServiceCIDR':
+        // networking.k8s.io/v1 (GA in 1.33): the ranges ClusterIPs come from; nftables mode drops the rest.
+        if (apiVersion.startsWith('networking.k8s.io'))
+          this.objects.push({
+            kind: 'ServiceCIDR',
+            name: this.meta(o).name,
+            cidrs: o.get('spec').get('cidrs').strings(),
+            loc: o.loc,
+          });
+        return;
       case 'ConfigMap': {
         // kube-system/kube-proxy carries the KubeProxyConfiguration as a string.
         const conf = o.get('data').get('config.conf');
@@ -587,6 +597,10 @@ class Reader {
       localhostNodePorts: ipt.get('localhostNodePorts').bool(),
       nodePortAddresses: o.get('nodePortAddresses').present ? o.get('nodePortAddresses').strings() : null,
       ipvsScheduler: o.get('ipvs').get('scheduler').str() || null,
+      nftables: {
+        masqueradeAll: o.get('nftables').get('masqueradeAll').bool(),
+        masqueradeBit: o.get('nftables').get('masqueradeBit').num(),
+      },
       loc: o.loc,
     };
   }

@@ -138,6 +138,16 @@ export interface KubeProxyConfigM {
   readonly localhostNodePorts: boolean | null;
   readonly nodePortAddresses: readonly string[] | null;
   readonly ipvsScheduler: string | null;
+  /** The `nftables:` section, which nftables mode reads instead of `iptables:`. */
+  readonly nftables?: { readonly masqueradeAll: boolean | null; readonly masqueradeBit: number | null };
+  readonly loc: Loc;
+}
+
+/** networking.k8s.io/v1 ServiceCIDR: one or two (dual-stack) ranges ClusterIPs are allocated from. */
+export interface ServiceCIDRM {
+  readonly kind: 'ServiceCIDR';
+  readonly name: string;
+  readonly cidrs: readonly string[];
   readonly loc: Loc;
 }
 
@@ -169,6 +179,7 @@ export type KubeObject =
   | NodeM
   | KindClusterM
   | KubeProxyConfigM
+  | ServiceCIDRM
   | IPAddressPoolM
   | L2AdvertisementM
   | ({ readonly kind: 'Endpoints' } & Omit<EndpointSliceM, 'kind'>);

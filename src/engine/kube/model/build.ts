@@ -12,6 +12,7 @@ import type {
   IPAddressPoolM,
   KindClusterM,
   KubeProxyConfigM,
+  ServiceCIDRM,
   L2AdvertisementM,
   NodeM,
   PodM,
@@ -94,7 +95,16 @@ class Builder {
   build(): ClusterModel {
     const kind = (this.of('Cluster') as KindClusterM[])[0] ?? null;
     const kpc = (this.of('KubeProxyConfiguration') as KubeProxyConfigM[])[0] ?? null;
-    const serviceCIDR = kind?.serviceSubnet ?? '10.96.0.0/12';
+    // The service CIDRs: networking.k8s.io/v1 ServiceCIDR objects, else kind's serviceSubnet (comma-separated
+    // when dual-stack), else the apiserver's default --service-cluster-ip-range.
+    const fromObjects = (this.of('ServiceCIDR') as ServiceCIDRM[]).flatMap(o => o.cidrs);
+    const serviceCIDRs = fromObjects.length
+      ? fromObjects
+      : (kind?.serviceSubnet ?? '10.96.0.0/12')
+          .split(',')
+          .map(c => c.trim())
+          .filter(Boolean);
+    const serviceCIDR = serviceCIDRs[0] ?? '10.96.0.0/12';
     // No Node objects and no kind config: a default cluster, given kind's defaults (podSubnet 10.244.0.0/16).
     const defaultCluster = this.predictOn && !kind && this.of('Node').length === 0;
     const podSubnet = kpc?.clusterCIDR ?? kind?.podSubnet ?? (kind || defaultCluster ? '10.244.0.0/16' : null);
@@ -109,13 +119,15 @@ class Builder {
     const nodes = this.nodes(kind, podSubnet);
     const pods = this.pods(nodes);
     const services = this.of('Service') as ServiceM[];
+    const mode =
+      kpc?.mode ??
+      (kind?.kubeProxyMode === 'ipvs' || kind?.kubeProxyMode === 'nftables' ? kind.kubeProxyMode : 'iptables');
     const kubeProxy: KubeProxySettings = {
-      mode:
-        kpc?.mode ??
-        (kind?.kubeProxyMode === 'ipvs' || kind?.kubeProxyMode === 'nftables' ? kind.kubeProxyMode : 'iptables'),
+      mode,
       clusterCIDR: podSubnet,
-      masqueradeAll: kpc?.masqueradeAll ?? false,
-      masqueradeBit: kpc?.masqueradeBit ?? 14,
+      // kube-proxy reads the masquerade settings of the section of its mode (nftables: or iptables:).
+      masqueradeAll: (mode === 'nftables' ? kpc?.nftables?.masqueradeAll : kpc?.masqueradeAll) ?? false,
+      masqueradeBit: (mode === 'nftables' ? kpc?.nftables?.masqueradeBit : kpc?.masqueradeBit) ?? 14,
       localhostNodePorts: kpc?.localhostNodePorts ?? true,
       nodePortAddresses: kpc?.nodePortAddresses ?? null,
       ipvsScheduler: kpc?.ipvsScheduler ?? 'rr',
@@ -130,6 +142,7 @@ class Builder {
       servicePorts,
       services,
       serviceCIDR,
+      serviceCIDRs,
       kubeProxy,
       metallb: { pools, l2: ads, bgp },
       predictions: this.predictions,

@@ -96,7 +96,10 @@ export interface ClusterModel {
   readonly pods: readonly PodInfo[];
   readonly servicePorts: readonly ServicePortInfo[];
   readonly services: readonly ServiceM[];
+  /** The first service CIDR (ClusterIPs are predicted from it). */
   readonly serviceCIDR: string;
+  /** Every service CIDR: ServiceCIDR objects, else kind's serviceSubnet, else 10.96.0.0/12. */
+  readonly serviceCIDRs: readonly string[];
   readonly kubeProxy: KubeProxySettings;
   readonly metallb: {
     readonly pools: readonly IPAddressPoolM[];

@@ -52,10 +52,16 @@ const hex32 = (v: string) => `0x${Number.parseInt(v, 16).toString(16).padStart(8
 /** One rule as kube-proxy writes it → as nft lists it (only the forms kube-proxy writes change). */
 export function listRule(rule: string): string {
   return rule
-    .replace(/^mark set mark (or|xor) 0x([0-9a-f]+)/, (_m, op: string, v: string) => `meta mark set meta mark ${op === 'or' ? '|' : '^'} ${hex32(v)}`)
+    .replace(
+      /^mark set mark (or|xor) 0x([0-9a-f]+)/,
+      (_m, op: string, v: string) => `meta mark set meta mark ${op === 'or' ? '|' : '^'} ${hex32(v)}`,
+    )
     .replace(/^mark and 0x([0-9a-f]+) == 0 /, (_m, v: string) => `meta mark & ${hex32(v)} == 0x00000000 `)
     .replace(/(ip6? [sd]addr (?:!= )?)\{ ([^}]*) \}/, (_m, head: string, body: string) => {
-      const items = body.split(',').map(s => s.trim()).filter(Boolean);
+      const items = body
+        .split(',')
+        .map(s => s.trim())
+        .filter(Boolean);
       return items.length === 1 ? `${head}${items[0]}` : `${head}{ ${items.join(', ')} }`;
     })
     .replace(/ , /g, ', ');
@@ -81,7 +87,9 @@ function setBlock(s: NftSet): string[] {
 function chainBlock(c: NftChain): string[] {
   const out = [`\tchain ${c.name} {`];
   if (c.base)
-    out.push(`\t\ttype ${c.base.type} hook ${c.base.hook} priority ${priorityText(c.base.hook, c.base.priority)}; policy accept;`);
+    out.push(
+      `\t\ttype ${c.base.type} hook ${c.base.hook} priority ${priorityText(c.base.hook, c.base.priority)}; policy accept;`,
+    );
   if (c.comment) out.push(`\t\tcomment "${c.comment}"`);
   for (const r of c.rules) out.push(`\t\t${listRule(r)}`);
   out.push('\t}');

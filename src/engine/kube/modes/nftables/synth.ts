@@ -257,7 +257,7 @@ export function synthesizeNftables(model: ClusterModel, opts: NftSynthOptions): 
   const loopbacks = nodeIPs.filter(ip => familyOf(ip) === family && isLoopback(parseAddr(ip)!));
   if (loopbacks.length)
     notes.push(`localhost NodePorts are not supported in nftables mode (${loopbacks.join(', ')} left out)`);
-  const serviceCIDRs = (opts.serviceCIDRs ?? model.serviceCIDR.split(','))
+  const serviceCIDRs = (opts.serviceCIDRs ?? model.serviceCIDRs)
     .map(c => parseNet(c.trim()))
     .filter((n): n is NonNullable<typeof n> => n !== null && n.v === family)
     .map(formatNet);
