@@ -1,7 +1,8 @@
 /**
  * `npm run bench` part 4: parsing a kube-proxy nftables-mode ruleset of 10k Services × 10 endpoints
- * (bench/nft-generate.ts, the knftables transaction kube-proxy writes), side by side with `nft -c -f` on the
- * same file. `nft -c` runs only when nft is installed and we are root, inside a network namespace created
+ * (synthesized by packetlens' kube-proxy nftables mode from 10k Services and EndpointSlices as manifests,
+ * the `nft -f` script `packetlens synth --mode nftables` prints), side by side with `nft -c -f` on the
+ * same file, with the ratio of the two. `nft -c` runs only when nft is installed and we are root, inside a network namespace created
  * for it and deleted afterwards. With NFT_BENCH_LISTINGS=1 the script is also loaded into that namespace
  * and listed as text and JSON (`nft list ruleset`, `nft -j list ruleset`), and those forms are parsed too.
  * Standalone: `node --import tsx bench/nft-bench.ts [services]`.
@@ -11,7 +12,22 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { build } from 'esbuild';
-import { generateKubeProxyNft } from './nft-generate.ts';
+import { readManifests } from '../src/engine/kube/manifest/read.ts';
+import { buildClusterModel } from '../src/engine/kube/model/build.ts';
+import { renderNftScript } from '../src/engine/kube/modes/nftables/render.ts';
+import { synthesizeNftables } from '../src/engine/kube/modes/nftables/synth.ts';
+import { generateManifests } from './synth-measure.ts';
+
+/** kube-proxy's nftables transaction for `services` × `endpoints`, synthesized from manifests. */
+export function synthesizedKubeProxyNft(services: number, endpoints: number): string {
+  const model = buildClusterModel(
+    readManifests([{ file: 'bench.yaml', text: generateManifests(services, endpoints) }]),
+    {
+      predict: false,
+    },
+  );
+  return renderNftScript(synthesizeNftables(model, { nodeName: 'bench-node' }));
+}
 
 function run(cmd: string, args: string[], out?: string): { ok: boolean; ms: number; err: string } {
   const t0 = performance.now();
@@ -39,15 +55,17 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
     logLevel: 'warning',
   });
   const script = join(outDir, `kube-nft-${services}x${endpoints}.nft`);
-  writeFileSync(script, generateKubeProxyNft(services, endpoints));
+  writeFileSync(script, synthesizedKubeProxyNft(services, endpoints));
   const files = [script];
   let nftCheck = 'n/a (needs nft and root)';
+  let nftCheckMs: number | null = null;
   if (nftAvailable()) {
     const ns = `plbench${process.pid}`;
     if (run('ip', ['netns', 'add', ns]).ok) {
       try {
         const c = run('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', script]);
         nftCheck = c.ok ? `${c.ms.toFixed(0)} ms` : `failed: ${c.err}`;
+        if (c.ok) nftCheckMs = c.ms;
         if (process.env.NFT_BENCH_LISTINGS === '1' && run('ip', ['netns', 'exec', ns, 'nft', '-f', script]).ok) {
           const text = join(outDir, `kube-nft-${services}x${endpoints}.list.nft`);
           const json = join(outDir, `kube-nft-${services}x${endpoints}.json`);
@@ -80,6 +98,10 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
     console.log(
       `${row.format}: ${row.megabytes} MB, ${row.chains} chains, ${row.rules} rules, ${row.setElements} set elements, ${row.diagnostics} diagnostics; parse median ${row.parseMedianMs} ms (first ${row.firstParseMs} ms), peak RSS ${row.peakRssMB} MB`,
     );
+    if (nftCheckMs !== null && f === script)
+      console.log(
+        `  nft -c -f / packetlens parse = ${(nftCheckMs / Number(row.parseMedianMs)).toFixed(1)}× (${nftCheckMs.toFixed(0)} ms / ${row.parseMedianMs} ms)`,
+      );
     console.log(
       `  lowering to the model ${row.lowerMs} ms; trace ${row.tracePerPacketMs} ms per packet (${row.traceWhyNotPerPacketMs} ms with why-not), ${row.tracedPackets} packets to Service addresses`,
     );
