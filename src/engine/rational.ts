@@ -14,7 +14,18 @@ export const ZERO: Rational = { num: 0n, den: 1n };
 function gcd(a: bigint, b: bigint): bigint {
   let x = a < 0n ? -a : a;
   let y = b < 0n ? -b : b;
-  while (y !== 0n) [x, y] = [y, x % y];
+  // A power-of-two side (every statistic probability is k / 2^31, so nearly every denominator here is
+  // dyadic): the gcd is the other side's lowest set bit, capped by it — no Euclid on 300-bit numbers.
+  if (y > 0n && (y & (y - 1n)) === 0n) {
+    if (x === 0n) return y;
+    const low = x & -x;
+    return low < y ? low : y;
+  }
+  while (y !== 0n) {
+    const r = x % y;
+    x = y;
+    y = r;
+  }
   return x;
 }
 
@@ -47,7 +58,27 @@ export function equals(a: Rational, b: Rational): boolean {
   return a.num === b.num && a.den === b.den;
 }
 
+/** For a denominator 2^k past 2^64: k - 64 (a few distinct values recur: products of 2^31). */
+const shifts = new Map<bigint, bigint>();
+function dyadicShift(d: bigint): bigint {
+  let s = shifts.get(d);
+  if (s === undefined) {
+    s = BigInt(d.toString(2).length - 65);
+    if (shifts.size > 1000) shifts.clear();
+    shifts.set(d, s);
+  }
+  return s;
+}
+
 export function toNumber(a: Rational): number {
+  // A dyadic denominator up to 2^64: Number(num) rounds num's mantissa exactly as Number(num << (64 - k))
+  // would, and dividing by a power of two is exact, so this equals the fixed-point form below, bit for bit.
+  const d = a.den;
+  if ((d & (d - 1n)) === 0n && a.num >= 0n) {
+    if (d <= 18446744073709551616n) return Number(a.num) / Number(d);
+    // Past 2^64 the division below is a right shift (both floor a non-negative quotient).
+    return Number(a.num >> dyadicShift(d)) / 2 ** 64;
+  }
   // Fixed-point division keeps full double precision even when the denominator is a product of many
   // 2^31 terms, far beyond what Number(den) can hold.
   const scaled = (a.num << 64n) / a.den;
