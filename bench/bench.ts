@@ -13,6 +13,7 @@ import { generateKubeProxyDump } from './generate.ts';
 import { runDiffBench } from './diff-bench.ts';
 import { runSynthBench } from './synth-bench.ts';
 import { runNftBench } from './nft-bench.ts';
+import { buildCli, measurePeers, type PeerRow } from './peers.ts';
 
 const outDir = join('bench', 'out');
 mkdirSync(outDir, { recursive: true });
@@ -28,7 +29,30 @@ void build({
   logLevel: 'warning',
 }).then(run);
 
-function run(): void {
+/** Issue 18's targets, each with the figure measured and whether it is met. */
+function targets(peers: PeerRow[]): void {
+  const big = peers.find(p => p.services === 10000);
+  const small = peers.find(p => p.services === 1000);
+  if (!big || !small) return;
+  const line = (what: string, ok: boolean, detail: string) =>
+    console.log(`  ${ok ? 'met    ' : 'NOT met'}  ${what}: ${detail}`);
+  console.log('\ntargets (issue 18):');
+  if (big.nftRestore?.status === 0) {
+    const r = big.nftRestore.wallMs / big.check.wallMs;
+    line(
+      'check ≥ 5× faster than iptables-nft-restore --test (320k)',
+      r >= 5,
+      `${r.toFixed(2)}× (short by ${Math.max(0, 5 / r).toFixed(2)}×)`,
+    );
+  }
+  line('check peak RSS ≤ 400 MB (320k)', big.check.peakMB <= 400, `${big.check.peakMB} MB`);
+  line('trace ≤ 0.2 ms/packet through the CLI (320k)', big.traceMsPerPacket <= 0.2, `${big.traceMsPerPacket} ms`);
+  line('trace with why-not ≤ 1 ms/packet (320k)', big.traceWhyNotMsPerPacket <= 1, `${big.traceWhyNotMsPerPacket} ms`);
+  const growth = big.traceMsPerPacket / small.traceMsPerPacket;
+  line('per-packet cost at 320k ≤ 1.2× at 32k', growth <= 1.2, `${growth.toFixed(2)}×`);
+}
+
+async function run(): Promise<void> {
   const rows: Record<string, number | string>[] = [];
   for (const services of [1000, 10000]) {
     const file = join(outDir, `kube-${services}x10.rules`);
@@ -75,6 +99,12 @@ function run(): void {
     `\nper-packet trace time at 10k services / at 1k services: ${(Number(big!.traceMsPerPacket) / Number(small!.traceMsPerPacket)).toFixed(2)}×`,
   );
   console.log(JSON.stringify(rows));
+  // Side by side with the kernel's tools, back to back on the same files (bench/peers.ts).
+  console.log('\npacketlens beside iptables-restore --test (same files, run back to back; ratio = peer time / ours)');
+  const cli = await buildCli(outDir);
+  const peers = [1000, 10000].map(s => measurePeers(cli, outDir, join(outDir, `kube-${s}x10.rules`), s));
+  targets(peers);
+  console.log(JSON.stringify(peers));
   // Then: two 320k-rule dumps compared with `packetlens diff`'s engine (bench/diff-bench.ts), and the
   // synthesis of 10k Services from manifests (bench/synth-bench.ts), and the nftables parsers on a
   // kube-proxy nftables-mode ruleset beside `nft -c -f` (bench/nft-bench.ts).
