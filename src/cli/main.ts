@@ -21,12 +21,13 @@ import { formatDiagnostics, formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
 import { dumpNodeFromManifests, synthCommand, traceManifests } from './kube.ts';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff.ts';
+import { traceSources } from './node-context.ts';
 
 const USAGE = `packetlens — where does this packet go, and which rule sent it there?
 
 Usage:
   packetlens check <rules-file>
-  packetlens trace <rules-file> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
+  packetlens trace <rules-file|bundle> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
                    [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
   packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--mode iptables|ipvs|nftables] [--json]
   packetlens synth <files|dirs>… [--node NAME] [--mode iptables|ipvs|nftables] [--format FORMAT]
@@ -48,6 +49,11 @@ trace options:
   --iface NAME=CIDR    an interface and its address (repeatable), e.g. --iface docker0=172.17.0.1/16
   --route CIDR=IFACE   a route (repeatable), e.g. --route 10.10.4.0/24=veth1
   --route-localnet     net.ipv4.conf.all.route_localnet=1 (kube-proxy sets it for localhost NodePorts)
+  --node-context PATH  the node's own files (repeatable): ip [-j] addr, ip [-j] route [show table all],
+                       ip [-j] rule, sysctl -a output, recognised by content; a directory or .tar[.gz]
+                       of them. Routes, MASQUERADE source, rp_filter and ip_forward follow them. The
+                       rules file may itself be a bundle directory/tarball (iptables-save, nft list
+                       ruleset, ipset save, ip -j addr/route, sysctl -a): see README "Node bundles"
   --ipset FILE         'ipset save' output, for -m set
   --affinity NAME      the client has a live entry in recent list NAME (session affinity; repeatable)
   --why-not            show why each evaluated rule did not match (in --json: the "misses" lists)
@@ -121,6 +127,7 @@ const TRACE_FLAGS = {
   manifests: 'strings',
   node: 'string',
   mode: 'string',
+  'node-context': 'strings',
 } as const;
 
 function keyValues(list: string[] | undefined, what: string): [string, string][] {
@@ -133,7 +140,7 @@ function keyValues(list: string[] | undefined, what: string): [string, string][]
 
 function trace(argv: string[], io: Io): number {
   const { positionals, flags } = parseArgs(argv, TRACE_FLAGS);
-  const file = positionals[0];
+  let file = positionals[0];
   const manifests = flags.manifests ?? [];
   if (manifests.length === 0 && (!file || positionals.length > 1))
     throw new UsageError('trace takes one rules file (or --manifests PATH…)');
@@ -181,7 +188,11 @@ function trace(argv: string[], io: Io): number {
   // Rules are compiled on demand: a trace touches a few dozen rules of a large dump (`check` validates all).
   if (manifests.length > 0 && !file) return traceManifests(manifests, inputs, flags, io);
   if (!file) throw new UsageError('trace needs a rules file');
-  const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
+  // A bundle (directory or tarball) brings its rules, ipsets and node files; --node-context adds node files.
+  const family = inputs.some(i => (i.input.dst ?? '').includes(':') || (i.input.src ?? '').includes(':')) ? 6 : 4;
+  const sources = traceSources(positionals[0]!, family, flags['node-context'] ?? [], flags.ipset, io);
+  file = sources.file;
+  const { format, ruleset: rs, diagnostics } = parseRuleset(sources.text, { file, lazy: true });
   // Rule options are checked too when that is cheap, so "this file has N errors" counts every one.
   if (format === 'iptables-save' && rs.ruleCount <= FULL_CHECK_MAX_RULES) validateRules(rs, { release: true });
   const errors = diagnostics.filter(d => d.severity === 'error');
@@ -200,9 +211,11 @@ function trace(argv: string[], io: Io): number {
     routes: keyValues(flags.route, '--route').map(([dst, iface]) => ({ dst, iface })),
     routeLocalnet: flags['route-localnet'] ?? false,
     ...(flags.uplink ? { uplink: flags.uplink } : {}),
+    ...(sources.context ? { context: sources.context } : {}),
   };
-  const ipsets = flags.ipset ? parseIpsetSave(readInput(flags.ipset), flags.ipset) : null;
-  if (ipsets) for (const line of formatDiagnostics(flags.ipset!, ipsets.diagnostics)) io.err(line);
+  const ipsets = sources.ipset ? parseIpsetSave(sources.ipset.text, sources.ipset.file) : null;
+  if (ipsets) for (const line of formatDiagnostics(sources.ipset!.file, ipsets.diagnostics)) io.err(line);
+  if (!flags.json) for (const n of sources.notes) io.err(`note: ${n}`);
   const whyNot = flags['why-not'] ?? false;
   let first = true;
   for (const { input, where } of inputs) {

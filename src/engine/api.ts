@@ -176,3 +176,13 @@ export { serviceChainNames, endpointChainName } from './kube/hash.ts';
 export { formatPercent, outcomeHeadline } from './present.ts';
 export { loadsModule, targetNameOf } from './iptables/rule-node.ts';
 export { chainNameStart, optionOf, ruleMentions, ruleText } from './iptables/rule-text.ts';
+export {
+  readNodeFile,
+  readNodeContext,
+  mergeNodeContext,
+  detectNodeFile,
+  NODE_FILE_MAX_BYTES,
+} from './nodectx/read.ts';
+export type { NodeContext, NodeFileKind, NodeFileResult, NodeInterface, NodeRoute, NodeRule } from './nodectx/types.ts';
+export { classifyBundleFile, type BundleFileKind } from './bundle.ts';
+export type { RouteResult, RouteQuery } from './eval/routing.ts';

@@ -16,6 +16,9 @@ import {
   parseAddr,
   parseNet,
 } from '../net/addr.ts';
+import type { NodeContext } from '../nodectx/types.ts';
+import { type RouteQuery, type RouteResult, Routing } from './routing.ts';
+import { contextSysctls, inetSelectAddr, ipv6SelectAddr, type NodeSysctls } from './node-context.ts';
 
 export interface NodeConfig {
   /** The node's own addresses; the first of each family is the primary (MASQUERADE fallback). */
@@ -35,6 +38,12 @@ export interface NodeConfig {
    * answer that depends on them says where they came from.
    */
   readonly inferred?: readonly InferredAddress[];
+  /**
+   * The node's own files (`ip -j addr`, `ip -j route show table all`, `ip -j rule`, `sysctl -a`; nodectx/):
+   * its interfaces and addresses, routing tables and policy rules, forwarding, route_localnet and rp_filter.
+   * Explicit settings above still win where they say something.
+   */
+  readonly context?: NodeContext;
 }
 
 /** A node address read off the files rather than given: `from` is `file:line`, `why` the evidence. */
@@ -80,11 +89,21 @@ export class NodeModel {
   readonly problems: string[] = [];
   /** The inferred addresses the node uses, as given. */
   readonly inferred: readonly InferredAddress[];
+  /** The node's routing tables, when its files gave them (routing.ts). */
+  readonly routing: Routing | null;
+  /** The sysctls the node's files gave (node-context.ts). */
+  readonly sysctls: NodeSysctls | null;
+  /** The node's files, when the node came from them. */
+  readonly context: NodeContext | null;
 
   constructor(config: NodeConfig = {}) {
-    this.uplink = config.uplink ?? 'eth0';
-    this.routeLocalnet = config.routeLocalnet ?? false;
-    this.ipForward = config.ipForward ?? true;
+    const ctx = config.context ?? null;
+    this.context = ctx;
+    this.routing = ctx ? new Routing(ctx) : null;
+    this.sysctls = ctx ? contextSysctls(ctx) : null;
+    this.uplink = config.uplink ?? this.defaultRouteDev() ?? 'eth0';
+    this.routeLocalnet = (config.routeLocalnet ?? false) || (this.sysctls?.routeLocalnetAll ?? false);
+    this.ipForward = config.ipForward ?? this.sysctls?.ipForward ?? true;
     for (const itf of config.interfaces ?? []) {
       const entry: Iface = { name: itf.name, addrs: [] };
       for (const text of itf.addresses ?? []) {
@@ -107,6 +126,7 @@ export class NodeModel {
       }
       this.addOnIface(addr, this.uplink);
     }
+    if (ctx) this.addContextAddresses(ctx);
     // Inferred addresses count only for a family the user said nothing about.
     const used: InferredAddress[] = [];
     const given = new Set(this.local.map(a => a.v));
@@ -138,13 +158,50 @@ export class NodeModel {
       }
       this.routes.push({ net, iface: r.iface });
     }
-    // Longest prefix first; connected subnets of interfaces are routes too.
+    // Longest prefix first; connected subnets of interfaces are routes too (the files' own routes, when
+    // given, are looked up first: routeOut).
     for (const itf of this.ifaces.values()) {
       for (const a of itf.addrs) {
         if ((a.net.prefix ?? 0) < (a.addr.v === 4 ? 32 : 128)) this.routes.push({ net: a.net, iface: itf.name });
       }
     }
     this.routes.sort((a, b) => (b.net.prefix ?? 0) - (a.net.prefix ?? 0));
+  }
+
+  /** The default route's device in the main table (lowest metric), IPv4 first. */
+  private defaultRouteDev(): string | null {
+    for (const f of [4, 6] as const) {
+      if (!this.routing?.knows(f)) continue;
+      const r = this.routing.lookup(
+        f === 4 ? { v: 4, n: 0x08080808 } : { v: 6, n: 0x20010db8000000000000000000000001n },
+      );
+      if (r?.dev && r.prefix === 0) return r.dev;
+    }
+    return null;
+  }
+
+  /**
+   * The files' addresses, interface by interface in ifindex order. The node's primary address (the first of
+   * `addresses()`) is the first global, non-secondary one in that order — the address `inet_select_addr`
+   * finds when it walks every device (lo first, whose 127.0.0.1 has host scope).
+   */
+  private addContextAddresses(ctx: NodeContext): void {
+    const rank = (g: boolean, sec: boolean): number => (g ? 0 : 2) + (sec ? 1 : 0);
+    const all: { addr: Addr; net: Net; iface: string; rank: number; order: number }[] = [];
+    for (const itf of ctx.interfaces) {
+      let entry = this.ifaces.get(itf.name);
+      if (!entry) this.ifaces.set(itf.name, (entry = { name: itf.name, addrs: [] }));
+      for (const a of itf.addrs) {
+        const addr = parseAddr(a.local);
+        const net = parseNet(`${a.local}/${a.prefixlen}`);
+        if (!addr || !net) continue;
+        entry.addrs.push({ addr, net });
+        if (isLoopback(addr)) continue;
+        all.push({ addr, net, iface: itf.name, rank: rank(a.scope === 'global', a.secondary), order: all.length });
+      }
+    }
+    all.sort((a, b) => a.rank - b.rank || a.order - b.order);
+    for (const a of all) if (!this.local.some(l => l.v === a.addr.v && l.n === a.addr.n)) this.local.push(a.addr);
   }
 
   private addOnIface(addr: Addr, name: string): void {
@@ -190,7 +247,18 @@ export class NodeModel {
   isLocal(a: Addr): boolean {
     if (isLoopback(a)) return true;
     for (const l of this.local) if (l.v === a.v && l.n === a.n) return true;
+    // A local-table route the files give (`ip route add local 10.0.0.0/8 dev lo`, AnyIP) is local too.
+    if (this.routing?.knows(a.v)) return this.routing.lookup(a)?.type === 'local';
     return false;
+  }
+
+  /**
+   * The routing decision for a destination from the node's own tables (routing.ts): undefined when the files
+   * gave no routes for the family (then routeOut's settings apply), null when no route matches.
+   */
+  route(dst: Addr, q: RouteQuery = {}): RouteResult | null | undefined {
+    if (!this.routing?.knows(dst.v)) return undefined;
+    return this.routing.lookup(dst, q);
   }
 
   /** The interface that owns a local address (`lo` for loopback). */
@@ -202,8 +270,10 @@ export class NodeModel {
   }
 
   /** Output interface for a destination: `lo` for local ones, else the longest matching route, else the uplink. */
-  routeOut(dst: Addr): string {
+  routeOut(dst: Addr, q: RouteQuery = {}): string {
     if (this.isLocal(dst)) return 'lo';
+    const fromFiles = this.route(dst, q);
+    if (fromFiles?.dev) return fromFiles.type === 'local' ? 'lo' : fromFiles.dev;
     for (const r of this.routes) if (netContains(r.net, dst)) return r.iface;
     return this.uplink;
   }
@@ -222,8 +292,76 @@ export class NodeModel {
    * another device: the node's primary address, never 127.0.0.1 (kernel fixture
    * kube-proxy-v131-control-plane). Elsewhere, as `sourceFor`.
    */
-  masqueradeSource(iface: string, family: Family): Addr | null {
+  masqueradeSource(iface: string, family: Family, pkt?: RouteQuery & { readonly dst: Addr }): Addr | null {
+    if (this.context && !this.isSymbolic(family)) {
+      // With the node's files: `inet_select_addr(out, rt_nexthop(rt, daddr), RT_SCOPE_UNIVERSE)`
+      // (nf_nat_masquerade.c), the nexthop being the route's gateway or the destination itself;
+      // IPv6: `ipv6_dev_get_saddr` (nf_nat_masquerade_ipv6).
+      const r = pkt ? this.route(pkt.dst, pkt) : undefined;
+      const nh = r?.gateway ?? pkt?.dst ?? null;
+      const chosen =
+        family === 4 ? inetSelectAddr(this.context, iface, nh) : ipv6SelectAddr(this.context, iface, pkt?.dst ?? null);
+      if (chosen) return chosen;
+    }
     return iface === 'lo' ? this.primary(family) : this.sourceFor(iface, family);
+  }
+
+  /**
+   * What the node's files say about an arriving packet before INPUT or FORWARD (`ip_route_input_slow`):
+   * no route, a blackhole/unreachable/prohibit route, or the reverse-path filter (`fib_validate_source`).
+   * Null when nothing refuses it, or when the node has no files (the trace's settings decide as before).
+   */
+  inputRefused(
+    pkt: RouteQuery & { readonly dst: Addr; readonly src: Addr; readonly inIface: string | null },
+  ): string | null {
+    if (!this.context || pkt.inIface === 'lo' || !this.routing?.knows(pkt.dst.v)) return null;
+    // Multicast and the limited broadcast are decided before the FIB lookup (ip_route_input_noref).
+    if (isMulticast(pkt.dst) || isLimitedBroadcast(pkt.dst)) return null;
+    const r = this.routing.lookup(pkt.dst, pkt);
+    if (!r)
+      return `no route to ${formatAddr(pkt.dst)} in the node's tables (${this.contextLabel()}): the kernel drops it and answers ICMP network unreachable`;
+    if (r.type === 'blackhole' || r.type === 'unreachable' || r.type === 'prohibit')
+      return `the node routes ${formatAddr(pkt.dst)} to a ${r.type} ${r.route ? `route (${r.route.from.file}:${r.route.from.line})` : `rule (${r.rule?.from.file}:${r.rule?.from.line})`}${r.type === 'blackhole' ? '' : ': the kernel answers ICMP ' + (r.type === 'prohibit' ? 'administratively prohibited' : 'host unreachable')}`;
+    return this.rpFilterRefused(pkt, r);
+  }
+
+  /** `fib_validate_source` with rp_filter on: a route back to the source must exist (loose) and leave by the incoming interface (strict). */
+  private rpFilterRefused(
+    pkt: { readonly dst: Addr; readonly src: Addr; readonly inIface: string | null },
+    fwd: RouteResult,
+  ): string | null {
+    if (pkt.src.v !== 4 || !this.sysctls || !pkt.inIface) return null;
+    const rpf = this.sysctls.rpFilter(pkt.inIface);
+    if (!rpf.value) return null;
+    // The reverse lookup swaps the addresses and uses the forward route's device (lo for local delivery) as iif.
+    const rev = this.routing!.lookup(pkt.src, {
+      src: pkt.dst,
+      mark: 0,
+      inIface: fwd.type === 'local' ? 'lo' : fwd.dev,
+    });
+    const how = `rp_filter=${rpf.value} on ${pkt.inIface} (${rpf.from})`;
+    if (!rev || (rev.type !== 'unicast' && rev.type !== 'local'))
+      return `reverse-path filter: no route back to ${formatAddr(pkt.src)} (${how}); the kernel drops it`;
+    if (rpf.value === 1 && rev.dev !== pkt.inIface)
+      return `reverse-path filter: the route back to ${formatAddr(pkt.src)} leaves by ${rev.dev ?? 'no device'}, not ${pkt.inIface} where the packet came in (${how}, strict); the kernel drops it`;
+    return null;
+  }
+
+  /** A packet the node sends when its files give no route for it (`ip_route_output_key`: ENETUNREACH). */
+  outputRefused(pkt: RouteQuery & { readonly dst: Addr }): string | null {
+    if (!this.context || this.isLocal(pkt.dst)) return null;
+    const r = this.route(pkt.dst, { ...pkt, inIface: null });
+    if (r === undefined) return null;
+    if (!r)
+      return `no route to ${formatAddr(pkt.dst)} in the node's tables (${this.contextLabel()}): the send fails (ENETUNREACH)`;
+    if (r.type === 'blackhole' || r.type === 'unreachable' || r.type === 'prohibit')
+      return `the node routes ${formatAddr(pkt.dst)} to a ${r.type} route${r.route ? ` (${r.route.from.file}:${r.route.from.line})` : ''}: the send fails`;
+    return null;
+  }
+
+  /** The node's files, as a short list for messages: `ip-addr.json, ip-route.json`. */
+  contextLabel(): string {
+    return this.context ? [...new Set(this.context.sources.map(s => s.file))].join(', ') || 'node context' : 'settings';
   }
 
   hasInterface(name: string): boolean {

@@ -311,6 +311,9 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
       `martian source ${env.node.show(pkt.src)} on ${pkt.inIface}: a packet from outside cannot carry the node's own address (accept_local=0); use --from local for packets the node sends`,
     );
   }
+  // The node's own tables, when its files are given: no route, blackhole/unreachable, rp_filter (node.ts).
+  const refused = node.inputRefused(pkt);
+  if (refused) return drop(path, refused);
   const t = node.addrType(pkt.dst);
   if (t === 'MULTICAST' && !isAllHosts(pkt.dst)) {
     return drop(
@@ -331,7 +334,7 @@ function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): E
     });
   }
   if (!node.ipForward) return drop(path, `${env.node.show(pkt.dst)} is not local and forwarding is off (ip_forward=0)`);
-  pkt.outIface = node.routeOut(pkt.dst);
+  pkt.outIface = node.routeOut(pkt.dst, pkt);
   path.events.push({
     kind: 'routing',
     decision: 'forward',
@@ -373,9 +376,9 @@ function loopbackSourceRefused(pkt: PacketState, out: string, env: EvalEnv): str
 /** Traces a packet a process on the node sends. */
 export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: WalkOptions): Ending[] {
   pkt.inIface = null;
-  pkt.outIface = env.node.routeOut(pkt.dst);
+  pkt.outIface = env.node.routeOut(pkt.dst, pkt);
   const path = newPath(pkt);
-  const refused = loopbackSourceRefused(pkt, pkt.outIface, env);
+  const refused = loopbackSourceRefused(pkt, pkt.outIface, env) ?? env.node.outputRefused(pkt);
   if (refused) return drop(path, refused);
   path.events.push({
     kind: 'routing',
@@ -388,7 +391,7 @@ export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: Wa
   // nftables: route-type output chains (nft_chain_route.c `nf_route_table_hook4`) and nat chains.
   const reroute: AfterTable = (table, type, p) => {
     if (type !== 'nat' && type !== 'route') return null;
-    const out = env.node.routeOut(p.pkt.dst);
+    const out = env.node.routeOut(p.pkt.dst, p.pkt);
     if (out === (p.rerouted ?? p.pkt.outIface)) return null;
     const refusedAgain = loopbackSourceRefused(p.pkt, out, env);
     if (refusedAgain) return refusedAgain;

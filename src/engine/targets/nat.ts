@@ -199,7 +199,7 @@ export const masqueradeTarget = defineTarget<MasqSpec>({
     // MASQUERADE takes the address the outgoing interface would use (`inet_select_addr`).
     // Without node configuration the node still has an address, only not a known one: the symbolic
     // stand-in (node.ts), so a missing setting never reads as the kernel's "cannot masquerade" drop.
-    const src = env.node.masqueradeSource(pkt.outIface ?? env.node.uplink, pkt.family);
+    const src = env.node.masqueradeSource(pkt.outIface ?? env.node.uplink, pkt.family, pkt);
     if (!src)
       return {
         effect: { kind: 'drop' },
