@@ -22,6 +22,7 @@ import { toJsonTrace } from './json.ts';
 import { dumpNodeFromManifests, synthCommand, traceManifests } from './kube.ts';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff.ts';
 import { traceSources } from './node-context.ts';
+import { formatLive, kernelWords, liveReport } from './live.ts';
 
 const USAGE = `packetlens — where does this packet go, and which rule sent it there?
 
@@ -128,6 +129,8 @@ const TRACE_FLAGS = {
   node: 'string',
   mode: 'string',
   'node-context': 'strings',
+  format: 'string',
+  live: 'string',
 } as const;
 
 function keyValues(list: string[] | undefined, what: string): [string, string][] {
@@ -219,9 +222,29 @@ function trace(argv: string[], io: Io): number {
   const whyNot = flags['why-not'] ?? false;
   let first = true;
   for (const { input, where } of inputs) {
-    const r = tracePacket(rs, input, { node, ipsets, recent: flags.affinity ?? [], explain: whyNot || !flags.json });
+    const r = tracePacket(rs, input, {
+      node,
+      ipsets,
+      recent: flags.affinity ?? [],
+      explain: whyNot || !flags.json || !!flags.live,
+    });
     if (!r.ok) throw new UsageError(`${where}: ${r.error}`);
-    if (flags.json)
+    // The prediction in the kernel's words, or held against a live capture (live.ts).
+    if (flags.format) {
+      for (const l of kernelWords(r.trace, flags.format, sources.text)) io.out(l);
+      continue;
+    }
+    const live = flags.live
+      ? liveReport(r.trace, rs, sources.text, flags.live, readInput(flags.live), r.trace.node?.symbolic != null)
+      : null;
+    if (flags.json && live)
+      io.out(
+        JSON.stringify({
+          ...(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false }) as object),
+          live,
+        }),
+      );
+    else if (flags.json)
       io.out(JSON.stringify(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false })));
     else {
       if (!first) io.out('');
@@ -233,6 +256,7 @@ function trace(argv: string[], io: Io): number {
         ),
       );
     }
+    if (live && !flags.json) for (const l of formatLive(live, flags.live!)) io.out(l);
     first = false;
   }
   return 0;

@@ -186,3 +186,6 @@ export {
 export type { NodeContext, NodeFileKind, NodeFileResult, NodeInterface, NodeRoute, NodeRule } from './nodectx/types.ts';
 export { classifyBundleFile, type BundleFileKind } from './bundle.ts';
 export type { RouteResult, RouteQuery } from './eval/routing.ts';
+export { outcomeInKernelWords, xtVerdict, nftVerdict, type KernelWordsFormat } from './live/words.ts';
+export { readCapture, type Capture, type CaptureFormat, type CapturedEvent } from './live/capture.ts';
+export { compareWithCapture, type LiveComparison } from './live/align.ts';
