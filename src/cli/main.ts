@@ -60,6 +60,10 @@ trace options:
   --why-not            show why each evaluated rule did not match (in --json: the "misses" lists)
   --events             include the full event list of every path in --json
   --json               one JSON object per packet, one per line
+  --format WORDS       xtables-monitor or nft-monitor: print the predicted path as xtables-monitor --trace
+                       or nft monitor trace would (rule handles print as 0x0: a dump carries none)
+  --live CAPTURE       hold a live capture (xtables-monitor --trace, nft monitor trace, kernel TRACE: lines)
+                       against the prediction: the same path, or the first rule where they part and why
   --manifests PATH     trace from Kubernetes manifests (files or directories, repeatable) instead of a dump:
                        client → the node that receives the packet → that node's kube-proxy rules → the pod.
                        With a rules file: the manifests' Node objects or kind config say which node the dump
