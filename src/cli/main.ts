@@ -239,7 +239,14 @@ function trace(argv: string[], io: Io): number {
       continue;
     }
     const live = flags.live
-      ? liveReport(r.trace, rs, sources.text, flags.live, readInput(flags.live), r.trace.node?.symbolic != null)
+      ? liveReport(
+          r.trace,
+          rs,
+          sources.text,
+          flags.live,
+          readInput(flags.live),
+          r.trace.node?.symbolic !== undefined && r.trace.node?.symbolic !== null,
+        )
       : null;
     if (flags.json && live)
       io.out(
