@@ -24,7 +24,7 @@ import { DiagramPanel } from './vscode/diagram-panel.ts';
 import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
 import { BehaviourDiffs, DiffStatus, DiffSummaryLens } from './vscode/diff-controller.ts';
 import { DiffPanel } from './vscode/diff-panel.ts';
-import { DumpStore } from './vscode/dump-store.ts';
+import { type Analysis, DumpStore } from './vscode/dump-store.ts';
 import { DumpHover } from './vscode/hover-provider.ts';
 import { KubeManifests } from './vscode/kube-manifests.ts';
 import { ManifestDiagnostics } from './vscode/manifest-diagnostics.ts';
@@ -34,6 +34,10 @@ import { DumpNavigation } from './vscode/navigation-providers.ts';
 import { nftLanguageDetection } from './vscode/nft-language.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
 import { stallMonitor, workerSpawner } from './vscode/spawn-node.ts';
+import { Busy } from './vscode/busy.ts';
+import { useLog } from './vscode/notify.ts';
+import { NodeContexts } from './vscode/node-contexts.ts';
+import { NodeStatus } from './vscode/node-status.ts';
 import { DumpStatus } from './vscode/status.ts';
 import { type TraceArgument, TraceController } from './vscode/trace-controller.ts';
 import { TraceSessions } from './vscode/trace-sessions.ts';
@@ -43,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const t0 = performance.now();
   const log = vscode.window.createOutputChannel('Packet Lens', { log: true });
   context.subscriptions.push(log);
+  useLog(log);
   try {
     compose(context, log);
     log.info(`activated in ${(performance.now() - t0).toFixed(1)} ms`);
@@ -63,10 +68,16 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const settings = () => (cached ??= currentSettings());
 
   subs.push(stallMonitor(m => log.warn(m)));
+  const busy = new Busy();
+  subs.push(
+    busy,
+    vscode.commands.registerCommand(COMMANDS.cancelWork, () => busy.cancel()),
+  );
   const store = new DumpStore(
     () => settings().limits.maxFileSizeMB * 1048576,
     workerSpawner(context.extensionUri, m => log.info(m)),
     m => log.error(m),
+    (label, cancel) => busy.start(label, cancel),
   );
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
@@ -83,7 +94,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const navigation = new DumpNavigation(store);
   const status = new DumpStatus(uri => diagnostics.notesFor(uri));
   const virtualDumps = new VirtualDumps();
-  const controller = new TraceController(store, sessions, context.globalState, settings);
+  // Set below: the node context of each dump (status item, traces, comparisons).
+  let nodes: NodeContexts | null = null;
+  const nodeFor = async (a: Analysis) => (nodes ? (await nodes.contextFor(a)).node : settings().node);
+  const controller = new TraceController(store, sessions, context.globalState, settings, nodeFor, busy);
   // Set below: the panel's handlers route traces from manifests to the manifest features.
   let manifests: ManifestRegistry | null = null;
   const panel = new DiagramPanel(context.extensionUri, {
@@ -116,7 +130,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     reveal: (side, line) => void diffs?.revealRule(side, line),
     restore: state => void diffs?.restore(state),
   });
-  diffs = new BehaviourDiffs(store, settings, diffPanel, controller, m => log.info(m));
+  diffs = new BehaviourDiffs(store, settings, diffPanel, controller, m => log.info(m), nodeFor, busy);
+  nodes = new NodeContexts(context.workspaceState, manifestWorkspace, m => log.info(m));
+  const nodeStatus = new NodeStatus(store, nodes);
+  const refreshNode = () => void nodeStatus.update();
   const diffLens = new DiffSummaryLens(diffs);
   const diffStatus = new DiffStatus(diffs);
   subs.push(
@@ -135,6 +152,8 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     diffs,
     diffLens,
     diffStatus,
+    nodes,
+    nodeStatus,
   );
 
   // iptables-save dumps and nftables rulesets: one set of providers, the engine worker answers for the format.
@@ -167,6 +186,22 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.commands.registerCommand(COMMANDS.compareBehaviour, (first?: unknown, second?: unknown) =>
       diffs.command(first, second),
     ),
+    vscode.commands.registerCommand(COMMANDS.setNode, (uri?: vscode.Uri) => nodeStatus.pick(uri)),
+    vscode.commands.registerCommand(COMMANDS.showLog, () => log.show(true)),
+  );
+  refreshNode();
+  subs.push(
+    nodes.onDidChange(() => {
+      refreshNode();
+      // Open traces follow the node they were made for: run their packets again.
+      for (const doc of vscode.workspace.textDocuments) {
+        const a = isDump(doc) ? store.peek(doc) : undefined;
+        const s = a && sessions.get(a.uri);
+        if (a && s) void controller.run(a, s.packet, false);
+      }
+      diffStatus.schedule();
+    }),
+    manifestWorkspace.onDidChange(refreshNode),
   );
 
   // Manifest problems are published when a cluster's view is built: build it for every open manifest
@@ -214,7 +249,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       log.info(`parsed ${a.uri.toString()} v${a.version}: ${a.summary.ruleCount} rules in ${a.parseMs.toFixed(0)} ms`);
       diagnostics.analyzed(a);
       controller.analyzed(a);
-      setTimeout(() => status.update(a), 100);
+      setTimeout(() => {
+        status.update(a);
+        refreshNode();
+      }, 100);
       // A side of an open dump diff changed: its summary follows.
       if (
         diffs
@@ -236,13 +274,15 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.window.onDidChangeTextEditorVisibleRanges(e => codeLens.scrolled(e)),
     // A dump shown only in a diff editor keeps its CodeLens to the behaviour summary.
     vscode.window.tabGroups.onDidChangeTabs(() => codeLens.refresh()),
-    vscode.window.onDidChangeActiveTextEditor(editor =>
-      status.update(editor ? store.peek(editor.document) : undefined),
-    ),
+    vscode.window.onDidChangeActiveTextEditor(editor => {
+      status.update(editor ? store.peek(editor.document) : undefined);
+      refreshNode();
+    }),
     vscode.workspace.onDidChangeConfiguration(e => {
       if (!e.affectsConfiguration(SECTION)) return;
       cached = null;
       codeLens.refresh();
+      if (e.affectsConfiguration(`${SECTION}.node`)) refreshNode();
       if (
         e.affectsConfiguration(`${SECTION}.kubeProxy`) ||
         e.affectsConfiguration(`${SECTION}.manifests`) ||

@@ -42,6 +42,15 @@ function computeChainLenses(index: DumpIndex): ChainLens[] {
   return out;
 }
 
+/**
+ * Whether a chain's lens helps: a user chain that rules jump to (its references and "Trace from here").
+ * A built-in chain's lens would only repeat its header line, an unreferenced chain's has nothing to list,
+ * and after a trace every lens on a line competes with the trace's own.
+ */
+export function isHelpfulChainLens(lens: ChainLens): boolean {
+  return !lens.builtin && lens.references.length > 0;
+}
+
 export function referencesTitle(lens: ChainLens, chain?: Chain): string {
   if (lens.builtin) return `hook ${lens.chain} · policy ${chain?.policy ?? 'ACCEPT'}`;
   const n = lens.references.length;

@@ -40,7 +40,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxFileSizeMB: 128,
   fullCheckMaxRules: 400_000,
   maxDiagnostics: 5_000,
-  chainLensMaxChains: 200_000,
+  chainLensMaxChains: 3_000,
   maxManifestFiles: 2_000,
   compareTimeoutSeconds: 600,
 };

@@ -106,3 +106,9 @@ export function traceMarks(verdicts: ReadonlyMap<number, LineVerdict>): TraceMar
   const sort = (a: number[]) => a.sort((x, y) => x - y);
   return { matched: sort(matched), missed: sort(missed), assumed: sort(assumed) };
 }
+
+/** The 0-based line of step 1 of the most probable outcome (where the editor goes after a trace), or null. */
+export function firstStepLine(trace: Trace): number | null {
+  const step = trace.outcomes.find(o => o.steps.length > 0)?.steps[0];
+  return step ? step.line - 1 : null;
+}

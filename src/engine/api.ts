@@ -23,6 +23,7 @@ export { describeFileErrors } from './eval/file-errors.ts';
 export { printIptables, printRuleSpec } from './iptables/print.ts';
 export { parseIpsetSave, type IpsetStore } from './ipset/store.ts';
 export { NodeModel, type NodeConfig, type InferredAddress } from './eval/node.ts';
+export { clusterNodeHints, inferNodeAddresses } from './eval/node-inference.ts';
 export { parseRuleset, type ParsedRuleset, type RulesetInputFormat } from './parse-ruleset.ts';
 export { parseNftText, parseNftScript, NFT_MAX_BYTES, type NftParseOptions } from './nftables/parse-script.ts';
 export { parseNftJson } from './nftables/parse-json.ts';

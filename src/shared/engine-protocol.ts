@@ -13,7 +13,7 @@ import type { QuickFix } from '../editor/quick-fixes.ts';
 import type { Range } from '../editor/ranges.ts';
 import type { LineVerdict } from '../editor/trace-lens.ts';
 import type { OutlineSymbol } from '../editor/symbols.ts';
-import type { DiffReport, NodeConfig, Trace } from '../engine/api.ts';
+import type { DiffReport, InferredAddress, NodeConfig, Trace } from '../engine/api.ts';
 
 /**
  * A dump's text; or its bytes (a file read from disk, decoded in the worker; the buffer is transferred);
@@ -102,6 +102,14 @@ export interface EngineMethods {
   trace: { params: { key: string; packet: string; node: NodeConfig }; result: WorkerTrace };
   /** Compares two parses held by this worker. */
   diff: { params: { oldKey: string; newKey: string; node: NodeConfig }; result: Comparison };
+  /**
+   * What the dump says about its node (eval/node-inference.ts): the addresses it implies, and the
+   * addresses of the cluster's nodes it names (API server endpoints) that may be this one.
+   */
+  nodeHints: {
+    params: { key: string };
+    result: { inferred: InferredAddress[]; clusterNodes: { address: string; from: string }[] };
+  };
   /** The worker's heap, for the log and the bench. */
   memory: { params: Record<string, never>; result: { heapUsed: number } };
 }

@@ -7,6 +7,11 @@ export const COMMANDS = {
   /** A Service port's CodeLens: trace its packet end to end from the manifests (hidden from the palette). */
   traceFromManifests: 'packetlens.traceFromManifests',
   compareBehaviour: 'packetlens.compareBehaviour',
+  /** The node context of the active dump: the status bar's Node item opens it. */
+  setNode: 'packetlens.setNode',
+  showLog: 'packetlens.showLog',
+  /** The progress spinner's click: stop the running work. */
+  cancelWork: 'packetlens.cancelWork',
 } as const;
 
 export const LANGUAGE_ID = 'iptables-save';

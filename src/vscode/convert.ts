@@ -95,6 +95,14 @@ export function toMarkdown(markdown: string): vscode.MarkdownString {
   return md;
 }
 
+/** Markdown whose links may run only the `commands` named (a status item's tooltip). */
+export function toCommandMarkdown(markdown: string, commands: readonly string[]): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(markdown, true);
+  md.isTrusted = { enabledCommands: [...commands] };
+  md.supportHtml = false;
+  return md;
+}
+
 /** Lines `start`…`end - 1`, whole (to the start of line `end`). */
 export function wholeLines(start: number, end: number): vscode.Range {
   return new vscode.Range(start, 0, end, 0);

@@ -7,12 +7,14 @@
  * document versions. A newer version of either side stops the worker of the stale comparison.
  */
 import * as vscode from 'vscode';
+import { error, warn } from './notify.ts';
 import type { DiffPanelState, DiffViewModel } from '../shared/protocol.ts';
 import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.ts';
 import type { Settings } from '../editor/settings.ts';
-import type { DiffReport } from '../engine/api.ts';
+import type { DiffReport, NodeConfig } from '../engine/api.ts';
 import type { Comparison } from '../shared/engine-protocol.ts';
-import { EngineWorker } from '../worker/client.ts';
+import { EngineWorker, isCancelled } from '../worker/client.ts';
+import type { Busy } from './busy.ts';
 import { COMMANDS, LANGUAGE_ID, RULESET_LANGUAGES } from './commands.ts';
 import { lineStart } from './convert.ts';
 import type { DiffPanel } from './diff-panel.ts';
@@ -69,6 +71,9 @@ export class BehaviourDiffs implements vscode.Disposable {
     private readonly panel: DiffPanel,
     private readonly controller: TraceController,
     private readonly log: (message: string) => void,
+    /** The node context of a dump (its status item's): a comparison runs on the new side's node. */
+    private readonly nodeFor: (a: Analysis) => Promise<NodeConfig> = () => Promise.resolve(this.settings().node),
+    private readonly busy: Busy | null = null,
   ) {}
 
   /** Every diff editor tab whose two sides are dumps. */
@@ -122,7 +127,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     const a = this.peekAnalysis(pair.original);
     const b = this.peekAnalysis(pair.modified);
     if (!a || !b) return null;
-    const c = this.cache.get(this.key(a, b));
+    const c = this.cache.get(this.key(a, b, await this.nodeFor(b)));
     return c ? await c : null;
   }
 
@@ -139,10 +144,11 @@ export class BehaviourDiffs implements vscode.Disposable {
           : '';
       return { ok: false, error: `cannot read a dump${bytes}: ${e instanceof Error ? e.message : String(e)}` };
     }
-    const key = this.key(a, b);
+    const node = await this.nodeFor(b);
+    const key = this.key(a, b, node);
     let c = this.cache.get(key);
     if (!c) {
-      c = this.run(a, b, key).catch(
+      c = this.run(a, b, key, node).catch(
         (e: unknown) =>
           ({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` }) as const,
       );
@@ -153,7 +159,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     return c;
   }
 
-  private async run(a: Analysis, b: Analysis, key: string): Promise<Comparison> {
+  private async run(a: Analysis, b: Analysis, key: string, node: NodeConfig): Promise<Comparison> {
     const quick = [a, b].flatMap(x => x.summary.firstErrors);
     const errors = a.summary.errorCount + b.summary.errorCount;
     if (errors)
@@ -177,7 +183,7 @@ export class BehaviourDiffs implements vscode.Disposable {
       const max = this.settings().limits.maxFileSizeMB * 1048576;
       await a.sendTo(worker, 'old', max);
       await b.sendTo(worker, 'new', max);
-      const r = await worker.request('diff', { oldKey: 'old', newKey: 'new', node: this.settings().node });
+      const r = await worker.request('diff', { oldKey: 'old', newKey: 'new', node });
       if (r.ok)
         this.log(
           `compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${r.ms.toFixed(0)} ms`,
@@ -199,8 +205,8 @@ export class BehaviourDiffs implements vscode.Disposable {
     }
   }
 
-  private key(a: Analysis, b: Analysis): string {
-    return `${this.id(a)}|${this.id(b)}|${JSON.stringify(this.settings().node)}`;
+  private key(a: Analysis, b: Analysis, node: NodeConfig): string {
+    return `${this.id(a)}|${this.id(b)}|${JSON.stringify(node)}`;
   }
 
   private id(a: Analysis): number {
@@ -239,19 +245,32 @@ export class BehaviourDiffs implements vscode.Disposable {
   /** Compares the pair and shows the report. */
   async open(pair: DumpPair): Promise<void> {
     this.panel.busy(`Comparing packet behaviour: ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`);
-    const r = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'Packet Lens: comparing packet behaviour…' },
-      () => this.compare(pair.original, pair.modified),
+    const t0 = performance.now();
+    const label = `comparing ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`;
+    const work = this.compare(pair.original, pair.modified);
+    const r = await (this.busy ? this.busy.run(label, work, () => this.stop(pair)) : work).catch(
+      (e: unknown) => ({ ok: false, error: isCancelled(e) ? 'stopped' : String(e) }) as const,
     );
     if (!r.ok) {
+      this.log(
+        `comparing ${sideLabel(pair.original)} → ${sideLabel(pair.modified)} failed after ${(performance.now() - t0).toFixed(0)} ms: ${r.error}`,
+      );
       this.panel.error(`Cannot compare ${sideLabel(pair.original)} and ${sideLabel(pair.modified)}: ${r.error}`);
-      void vscode.window.showErrorMessage(`Packet Lens: cannot compare: ${r.error}`);
+      if (!/stopped/.test(r.error)) void error(`cannot compare: ${r.error}`);
       return;
     }
     this.current = { pair, report: r.report };
     const state: DiffPanelState = { kind: 'diff', oldUri: pair.original.toString(), newUri: pair.modified.toString() };
     this.panel.show(this.viewModel(pair, r.report), state);
     vscode.window.setStatusBarMessage(`Packet Lens: ${diffLensTitle(r.report)} (${r.ms.toFixed(0)} ms)`, 8000);
+  }
+
+  /** The spinner's click: stop the running comparison of the pair. */
+  private stop(pair: DumpPair): void {
+    const job = this.jobs.get(`${pair.original.toString()}|${pair.modified.toString()}`);
+    if (!job) return;
+    this.cache.delete(job.key);
+    job.worker.terminate('the comparison was stopped from the status bar');
   }
 
   viewModel(pair: DumpPair, report: DiffReport): DiffViewModel {
@@ -269,7 +288,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     const cur = this.current;
     const p = cur ? changePacket(cur.report, change) : null;
     if (!cur || !p) {
-      void vscode.window.showWarningMessage(
+      void warn(
         'Packet Lens: this comparison is no longer current: run "Packet Lens: Compare Packet Behaviour" again.',
       );
       return;

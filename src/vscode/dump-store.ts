@@ -76,6 +76,8 @@ export class DumpStore implements vscode.Disposable {
     /** Starts an engine worker (spawn-node.ts / spawn-web.ts). */
     readonly spawn: SpawnWorker,
     private readonly log: (message: string) => void = () => {},
+    /** Shows that a parse runs (the status bar's spinner) until the returned function is called. */
+    private readonly progress: (label: string, cancel: () => void) => () => void = () => () => {},
   ) {}
 
   /** The analysis of the document's current version (or the next one, if it changes meanwhile). */
@@ -193,8 +195,12 @@ export class DumpStore implements vscode.Disposable {
     e.parsing = version;
     const sendTo = (w: EngineWorker, k: string, max: number) =>
       loadPieces(w, { key: k, file: fileName(doc.uri), maxBytes: max }, documentPieces(doc));
+    const end = this.progress(`reading ${fileName(doc.uri)} (${doc.lineCount.toLocaleString('en-US')} lines)…`, () =>
+      this.stopParse(e, worker),
+    );
     loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes() }, documentPieces(doc)).then(
       summary => {
+        end();
         if (e.worker !== worker) return;
         e.parsing = null;
         const a: Analysis = {
@@ -214,6 +220,7 @@ export class DumpStore implements vscode.Disposable {
         this.emitter.fire(a);
       },
       (err: unknown) => {
+        end();
         // Cancelled: the waiters stay for the parse of the newer version.
         if (isCancelled(err) || e.worker !== worker) return;
         e.parsing = null;
@@ -224,6 +231,18 @@ export class DumpStore implements vscode.Disposable {
         for (const w of waiters) w.reject(err);
       },
     );
+  }
+
+  /** The user stopped a parse (the spinner's click): whoever waits for it is told it was cancelled. */
+  private stopParse(e: Entry, worker: EngineWorker): void {
+    if (e.worker !== worker || e.parsing === null) return;
+    worker.terminate(`reading ${fileName(e.doc.uri)} was stopped`);
+    e.worker = null;
+    e.parsing = null;
+    const waiters = e.waiters;
+    e.waiters = [];
+    for (const w of waiters) w.reject(new Cancelled(`reading ${fileName(e.doc.uri)} was stopped`));
+    this.log(`reading ${e.doc.uri.toString()} was stopped from the status bar`);
   }
 
   dispose(): void {

@@ -4,6 +4,7 @@
  * src/editor/kube; the manifests come from `ManifestWorkspace`.
  */
 import * as vscode from 'vscode';
+import { error, info, warn } from './notify.ts';
 import type { ClusterView } from '../editor/kube/cluster.ts';
 import { manifestHoverAt } from '../editor/kube/manifest-hover.ts';
 import { clusterFamily, manifestSuggestions, nothingToTrace, runManifestTrace } from '../editor/kube/manifest-trace.ts';
@@ -158,7 +159,7 @@ export class KubeManifests implements ManifestFeatures {
     const cluster = await this.workspace.clusterOf(uri);
     const view = await this.workspace.view(cluster, doc);
     if (!arg.packet) {
-      void vscode.window.showWarningMessage(
+      void warn(
         nothingToTrace(view) ?? `Packet Lens: nothing to trace for this port in the manifests of ${view.label}.`,
       );
       return;
@@ -185,7 +186,7 @@ export class KubeManifests implements ManifestFeatures {
     if (!uri) return;
     const doc = await vscode.workspace.openTextDocument(uri);
     if (!this.workspace.isKubernetes(doc)) {
-      void vscode.window.showInformationMessage(
+      void info(
         `Packet Lens: ${vscode.workspace.asRelativePath(uri)} holds no Kubernetes objects (apiVersion and kind). Open a manifest with Services, or an iptables-save dump.`,
       );
       return;
@@ -194,7 +195,7 @@ export class KubeManifests implements ManifestFeatures {
     const view = await this.workspace.view(cluster, doc);
     const empty = nothingToTrace(view);
     if (empty) {
-      void vscode.window.showWarningMessage(`Packet Lens: ${empty}`);
+      void warn(`Packet Lens: ${empty}`);
       return;
     }
     const history = host.memento.get<string[]>(HISTORY_KEY, []);
@@ -228,7 +229,7 @@ export class KubeManifests implements ManifestFeatures {
     const packet = typeof fields === 'string' ? fields : fieldsToText(fields);
     // The receiving node follows the packet; the node of the last trace stands in when the manifests cannot say.
     const first = runManifestTrace(view, packet, null);
-    const node = !first.ok && /give --node/.test(first.error) ? q.get('node') : null;
+    const node = !first.ok && first.chooseNode ? q.get('node') : null;
     if (this.run(host, cluster, view, packet, node) && typeof fields !== 'string')
       await host.memento.update(HISTORY_KEY, pushHistory(host.memento.get<string[]>(HISTORY_KEY, []), packet));
   }
@@ -237,8 +238,19 @@ export class KubeManifests implements ManifestFeatures {
   private run(host: ManifestHost, cluster: Cluster, view: ClusterView, packet: string, node: string | null): boolean {
     const t0 = performance.now();
     const r = runManifestTrace(view, packet, node);
+    if (!r.ok && r.chooseNode?.length && node === null) {
+      // The manifests cannot say which node receives the packet: ask, instead of failing.
+      void vscode.window
+        .showQuickPick(
+          r.chooseNode.map(n => ({ label: n })),
+          { title: `Packet Lens: which node receives ${packet}?`, placeHolder: r.error },
+        )
+        .then(pick => pick && this.run(host, cluster, view, packet, pick.label));
+      return false;
+    }
     if (!r.ok) {
-      void vscode.window.showErrorMessage(`Packet Lens: ${r.error}`);
+      host.log(`trace of ${packet} from the manifests of ${view.label} failed: ${r.error}`);
+      void error(`Packet Lens: ${r.error}`);
       host.panelError(r.error);
       return false;
     }
@@ -287,7 +299,7 @@ export class KubeManifests implements ManifestFeatures {
       () => this.workspace.clusters(),
     );
     if (clusters.length === 0) {
-      void vscode.window.showInformationMessage(
+      void info(
         'Packet Lens: no Kubernetes manifests in this workspace (YAML files with apiVersion and kind). Open a folder with Services, Pods and Nodes, or a kind Cluster config.',
       );
       return null;
@@ -308,7 +320,7 @@ export class KubeManifests implements ManifestFeatures {
     if (!cluster) return;
     const view = await this.workspace.view(cluster);
     if (view.model.nodes.length === 0) {
-      void vscode.window.showWarningMessage(
+      void warn(
         `Packet Lens: the manifests of ${view.label} define no nodes, so there is no node to write kube-proxy's rules for. Add Node objects (kubectl get nodes -o yaml) or a kind Cluster config.`,
       );
       return;

@@ -9,6 +9,7 @@
  * Nothing is read until a provider asks about a document that holds Kubernetes objects.
  */
 import * as vscode from 'vscode';
+import { warn } from './notify.ts';
 import { ClusterView, type ManifestFile } from '../editor/kube/cluster.ts';
 import { clusterRoot, clusterRoots, dirOf, isKubernetesText, isUnder } from '../editor/kube/detect.ts';
 import type { Settings } from '../editor/settings.ts';
@@ -197,7 +198,7 @@ export class ManifestWorkspace implements vscode.Disposable {
       view,
     );
     if (skipped)
-      void vscode.window.showWarningMessage(
+      void warn(
         `Packet Lens: ${cluster.label} has more than ${s.limits.maxManifestFiles} YAML files; only the first ${s.limits.maxManifestFiles} are read (packetlens.limits.maxManifestFiles).`,
       );
     return view;

@@ -3,7 +3,9 @@
  * own limits for tokenizing and for handing documents to extensions, and the full-check limit).
  */
 import * as vscode from 'vscode';
+import { info } from './notify.ts';
 import { tokenizationNote } from '../editor/large-file.ts';
+import { WEB_LARGE_FILE_NOTE } from './busy.ts';
 import { COMMANDS, LANGUAGE_ID } from './commands.ts';
 import { toMarkdown } from './convert.ts';
 import type { Analysis } from './dump-store.ts';
@@ -37,13 +39,14 @@ export class DumpStatus implements vscode.Disposable {
       [
         `Packet Lens: ${rs.tableCount} table${rs.tableCount === 1 ? '' : 's'}, ${rs.ruleCount.toLocaleString('en-US')} rules (IPv${rs.family}), parsed in ${a.parseMs.toFixed(0)} ms. Click to trace a packet.`,
         ...notes.map(n => `- ${n}`),
+        WEB_LARGE_FILE_NOTE,
       ].join('\n\n'),
     );
     this.item.show();
     const key = a.uri.toString();
     if (tokens && !this.warned.has(key)) {
       this.warned.add(key);
-      void vscode.window.showInformationMessage(`Packet Lens: ${tokens}`);
+      void info(tokens);
     }
   }
 

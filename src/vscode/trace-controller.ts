@@ -4,14 +4,16 @@
  * dump changes. Messages say plainly when there is nothing to trace and what is degraded on big files.
  */
 import * as vscode from 'vscode';
+import { error, info, record, warn } from './notify.ts';
 import { traceDiagram } from '../editor/diagram.ts';
 import { readFromDiskNote } from '../editor/large-file.ts';
 import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fields.ts';
 import { checkPacketText, pushHistory } from '../editor/packet-suggest.ts';
 import { traceSummary } from '../editor/run-trace.ts';
+import { firstStepLine } from '../editor/trace-lens.ts';
 import type { WorkerTrace } from '../shared/engine-protocol.ts';
 import type { Settings } from '../editor/settings.ts';
-import type { Trace } from '../engine/api.ts';
+import type { NodeConfig, Trace } from '../engine/api.ts';
 import type { DiagramModel, PacketFields } from '../shared/protocol.ts';
 import { HISTORY_KEY } from './commands.ts';
 import { lineStart } from './convert.ts';
@@ -21,6 +23,7 @@ import { type Analysis, type DumpStore, fileName } from './dump-store.ts';
 import { askPacket, dumpPacketSource } from './packet-input.ts';
 import type { TraceSessions } from './trace-sessions.ts';
 import { isCancelled } from '../worker/client.ts';
+import type { Busy } from './busy.ts';
 
 /** How long a trace may run in the engine worker before it is stopped. */
 const TRACE_DEADLINE_MS = 10_000;
@@ -39,6 +42,9 @@ export class TraceController {
     private readonly sessions: TraceSessions,
     private readonly memento: vscode.Memento,
     private readonly settings: () => Settings,
+    /** The node context of a dump (its status item's). */
+    private readonly nodeFor: (a: Analysis) => Promise<NodeConfig> = () => Promise.resolve(this.settings().node),
+    private readonly busy: Busy | null = null,
   ) {}
 
   async traceCommand(arg: TraceArgument): Promise<void> {
@@ -48,7 +54,7 @@ export class TraceController {
     else {
       const found = activeDumpSource();
       if (!found.ok) {
-        const pick = await vscode.window.showInformationMessage(found.message, 'Open a Dump…');
+        const pick = await info(found.message, 'Open a Dump…');
         if (pick) {
           const chosen = await vscode.window.showOpenDialog({
             canSelectMany: false,
@@ -64,16 +70,16 @@ export class TraceController {
     const settings = this.settings();
     const loaded = await loadSource(this.store, source, settings.limits.maxFileSizeMB);
     if (!loaded.ok) {
-      void vscode.window.showWarningMessage(loaded.message);
+      void warn(loaded.message);
       return;
     }
     const a = loaded.analysis;
     const empty = a.summary.empty;
     if (empty) {
-      void vscode.window.showWarningMessage(empty);
+      void warn(empty);
       return;
     }
-    if (a.source === 'disk') void vscode.window.showInformationMessage(readFromDiskNote(fileName(a.uri), a.bytes));
+    if (a.source === 'disk') void info(readFromDiskNote(fileName(a.uri), a.bytes));
     const history = this.memento.get<string[]>(HISTORY_KEY, []);
     let initial = (arg && !(arg instanceof vscode.Uri) ? arg.packet : undefined) ?? '';
     if (!initial && arg && !(arg instanceof vscode.Uri) && arg.table && arg.chain) {
@@ -99,12 +105,12 @@ export class TraceController {
   async traceWith(uri: vscode.Uri, packet: string): Promise<void> {
     const loaded = await loadSource(this.store, sourceForUri(uri), this.settings().limits.maxFileSizeMB);
     if (!loaded.ok) {
-      void vscode.window.showWarningMessage(loaded.message);
+      void warn(loaded.message);
       return;
     }
     const check = checkPacketText(packet, loaded.analysis.summary.tableCount ? loaded.analysis.summary.family : null);
     if (!check.ok) {
-      void vscode.window.showErrorMessage(`Packet Lens: ${check.error}`);
+      void error(`Packet Lens: ${check.error}`);
       return;
     }
     if (await this.run(loaded.analysis, packet, false, true))
@@ -117,26 +123,24 @@ export class TraceController {
    */
   async run(a: Analysis, packet: string, focusDiagram: boolean, openDiagram = false): Promise<boolean> {
     const settings = this.settings();
-    for (const p of settings.problems) void vscode.window.showWarningMessage(`Packet Lens settings: ${p}`);
+    for (const p of settings.problems) void warn(`Packet Lens settings: ${p}`);
     let r: WorkerTrace;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     try {
-      const asked = a.ask('trace', { packet, node: settings.node });
+      const asked = a.ask('trace', { packet, node: await this.nodeFor(a) });
       // A trace the engine does not finish in time (a hostile dump) stops its worker: the editor answers.
       timer = setTimeout(() => {
         timedOut = true;
         this.store.abandon(a, 'the trace ran past its deadline');
       }, TRACE_DEADLINE_MS);
-      r = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Window, title: `Packet Lens: tracing ${packet}` },
-        () => asked,
-      );
+      const stop = () => this.store.abandon(a, 'the trace was stopped from the status bar');
+      r = await (this.busy ? this.busy.run(`tracing ${packet}…`, asked, stop) : asked);
     } catch (e) {
       if (timedOut)
         r = {
           ok: false,
-          error: `the trace of ${packet} through ${fileName(a.uri)} did not finish within ${TRACE_DEADLINE_MS / 1000} s and was stopped. Run "packetlens check" on the file: a jump loop or many random branches can make the paths explode.`,
+          error: `the trace of ${packet} through ${fileName(a.uri)} did not finish within ${TRACE_DEADLINE_MS / 1000} s and was stopped. Look at the file's problems (View: Problems): a jump loop or many random branches can make the paths explode.`,
         };
       else if (isCancelled(e)) return false;
       else r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
@@ -144,7 +148,8 @@ export class TraceController {
       clearTimeout(timer);
     }
     if (!r.ok) {
-      void vscode.window.showErrorMessage(`Packet Lens: ${r.error}`);
+      record(`trace of ${packet} through ${fileName(a.uri)} failed: ${r.error}`);
+      void error(r.error);
       this.panel?.error(r.error);
       return false;
     }
@@ -155,7 +160,11 @@ export class TraceController {
     // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
     // from the editor, so the session (which refreshes CodeLens and highlights) is set last.
     this.sessions.set(a.uri, packet, r.trace, a.version, r.verdicts);
+    this.revealFirstStep(a.uri, r.trace);
     vscode.window.setStatusBarMessage(`Packet Lens: ${traceSummary(r.trace)} (${r.ms.toFixed(1)} ms)`, 8000);
+    record(
+      `traced ${packet} through ${fileName(a.uri)} v${a.version} in ${r.ms.toFixed(1)} ms: ${traceSummary(r.trace)}`,
+    );
     return true;
   }
 
@@ -183,7 +192,7 @@ export class TraceController {
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
     const s = target ? this.sessions.get(target) : undefined;
     if (!s) {
-      void vscode.window.showInformationMessage('No trace to draw: run "Packet Lens: Trace Packet…" first.');
+      void info('No trace to draw: run "Packet Lens: Trace Packet…" first.');
       return;
     }
     this.panel?.show(diagramOf(s.trace, fileName(s.uri), s.packet), s.uri, true, 'dump');
@@ -193,6 +202,22 @@ export class TraceController {
   analyzed(a: Analysis): void {
     const s = this.sessions.get(a.uri);
     if (s && s.version !== a.version && a.source === 'document') void this.run(a, s.packet, false);
+  }
+
+  /**
+   * After a trace the dump shows where the packet starts: step 1 of the most probable outcome, in every
+   * editor showing the dump, without taking the focus (a trace started from a chain's CodeLens deep in
+   * the file would otherwise leave the reader at step 8 with steps 1–7 out of sight).
+   */
+  private revealFirstStep(uri: vscode.Uri, trace: Trace): void {
+    const line = firstStepLine(trace);
+    if (line === null) return;
+    const range = lineStart(line);
+    for (const editor of vscode.window.visibleTextEditors) {
+      if (editor.document.uri.toString() !== uri.toString()) continue;
+      editor.selection = new vscode.Selection(range.start, range.start);
+      editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
   }
 
   async reveal(uri: vscode.Uri, line: number): Promise<void> {

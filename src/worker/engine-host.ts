@@ -7,7 +7,8 @@
  * Long work is spread over short slices (`yieldToMessages`), so a hover that arrives while a big dump's
  * diagnostics are computed is answered between two slices instead of after all of them.
  */
-import { chainLenses, referencesTitle } from '../editor/chain-lens.ts';
+import { chainLenses, isHelpfulChainLens, referencesTitle } from '../editor/chain-lens.ts';
+import { inEditorWords, reportInEditorWords, traceInEditorWords } from '../editor/editor-words.ts';
 import { dumpDiagnosticSteps } from '../editor/diagnostics.ts';
 import { type DumpIndex, analyzeDump } from '../editor/dump-index.ts';
 import { foldingRanges } from '../editor/folding.ts';
@@ -25,7 +26,7 @@ import { nftFolds, nftOutline } from '../editor/nft/outline.ts';
 import { type WorkerPort, inProcessPort } from './client.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
 import { traceLineVerdicts } from '../editor/trace-lens.ts';
-import { diffRulesets, formatDiagnostic } from '../engine/api.ts';
+import { clusterNodeHints, diffRulesets, formatDiagnostic, inferNodeAddresses } from '../engine/api.ts';
 import type {
   ChainLensRow,
   Comparison,
@@ -146,7 +147,9 @@ export class EngineHost {
         const rows = nftChainLenses(index.nft).filter(l => l.line >= p.fromLine && l.line <= p.toLine);
         return { items: rows.slice(0, p.max), total: rows.length };
       }
-      const inside = chainLenses(index).filter(l => l.range.start.line >= p.fromLine && l.range.start.line <= p.toLine);
+      const inside = chainLenses(index).filter(
+        l => isHelpfulChainLens(l) && l.range.start.line >= p.fromLine && l.range.start.line <= p.toLine,
+      );
       const items = inside.slice(0, p.max).map((l): ChainLensRow => ({
         line: l.range.start.line,
         table: l.table,
@@ -176,16 +179,24 @@ export class EngineHost {
     },
     trace: p => {
       const r = traceText(this.doc(p.key), p.packet, p.node);
-      if (!r.ok) return r;
-      const verdicts = [...traceLineVerdicts(r.trace).values()];
+      if (!r.ok) return { ok: false, error: inEditorWords(r.error) };
+      const trace = traceInEditorWords(r.trace);
+      const verdicts = [...traceLineVerdicts(trace).values()];
       return {
         ok: true,
         ms: r.ms,
         verdicts,
-        trace: { ...r.trace, outcomes: r.trace.outcomes.map(o => ({ ...o, misses: [] })) },
+        trace: { ...trace, outcomes: trace.outcomes.map(o => ({ ...o, misses: [] })) },
       };
     },
     diff: p => this.diff(p.oldKey, p.newKey, p.node),
+    nodeHints: p => {
+      const rs = this.doc(p.key).ruleset;
+      return {
+        inferred: [...inferNodeAddresses(rs)],
+        clusterNodes: [...clusterNodeHints(rs)].map(([address, from]) => ({ address, from })),
+      };
+    },
     memory: () => ({ heapUsed: this.heapUsed() }),
   };
 
@@ -283,7 +294,9 @@ export class EngineHost {
     const t0 = performance.now();
     const r = diffRulesets(a, b, { node });
     const ms = performance.now() - t0;
-    return r.ok ? { ok: true, report: r.report, ms } : { ok: false, error: r.error };
+    return r.ok
+      ? { ok: true, report: reportInEditorWords(r.report), ms }
+      : { ok: false, error: inEditorWords(r.error) };
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { type ManifestTrace, type ManifestTraceResult, parsePacketText, traceFromManifests } from '../../engine/api.ts';
 import { traceDiagram } from '../diagram.ts';
+import { inEditorWords, needsReceivingNode, traceInEditorWords } from '../editor-words.ts';
 import { fieldsFromInput } from '../packet-fields.ts';
 import { type PacketSuggestion, checkPacketText, queryKeyword } from '../packet-suggest.ts';
 import type { DiagramModel, RouteHop } from '../../shared/protocol.ts';
@@ -15,7 +16,12 @@ import { clusterIPProbe, externalProbe } from './probe.ts';
 
 export type ManifestRun =
   | { readonly ok: true; readonly value: ManifestTrace; readonly diagram: DiagramModel; readonly dump: NodeDump }
-  | { readonly ok: false; readonly error: string };
+  | {
+      readonly ok: false;
+      readonly error: string;
+      /** The manifests cannot say which node receives the packet: these are the nodes to choose from. */
+      readonly chooseNode?: readonly string[];
+    };
 
 /** Why these manifests cannot be traced end to end, or null. */
 export function nothingToTrace(view: ClusterView): string | null {
@@ -52,14 +58,19 @@ export function runManifestTrace(view: ClusterView, packet: string, node: string
   const r = view.memoize<ManifestTraceResult>(`run ${packet} @${node ?? ''}`, () =>
     traceFromManifests(view.model, parsed.input, { node, mode: view.mode }),
   );
-  if (!r.ok) return { ok: false, error: `${packet}: ${r.error}` };
+  if (!r.ok)
+    return {
+      ok: false,
+      error: `${packet}: ${inEditorWords(r.error)}`,
+      ...(needsReceivingNode(r.error) ? { chooseNode: view.model.nodes.map(n => n.name) } : {}),
+    };
   const v = r.value;
   const dumped = nodeDump(view, v.node);
   // The document shows the header and then exactly the rules traced; fall back to the traced text alone.
   const dump: NodeDump =
     dumped.rules === v.rules ? dumped : { node: v.node, mode: v.mode, text: v.rules, rules: v.rules, headerLines: 0 };
   const base = traceDiagram(
-    v.trace,
+    traceInEditorWords(v.trace),
     `${v.node} · ${view.label}`,
     packet,
     fieldsFromInput(parsed.input),
