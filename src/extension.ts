@@ -35,6 +35,7 @@ import { nftLanguageDetection } from './vscode/nft-language.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
 import { stallMonitor, workerSpawner } from './vscode/spawn-node.ts';
 import { Busy } from './vscode/busy.ts';
+import { openExample } from './vscode/examples.ts';
 import { useLog } from './vscode/notify.ts';
 import { NodeContexts } from './vscode/node-contexts.ts';
 import { NodeStatus } from './vscode/node-status.ts';
@@ -188,6 +189,9 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     ),
     vscode.commands.registerCommand(COMMANDS.setNode, (uri?: vscode.Uri) => nodeStatus.pick(uri)),
     vscode.commands.registerCommand(COMMANDS.showLog, () => log.show(true)),
+    vscode.commands.registerCommand(COMMANDS.openExample, (which?: unknown) =>
+      openExample(context.extensionUri, virtualDumps, which),
+    ),
   );
   refreshNode();
   subs.push(

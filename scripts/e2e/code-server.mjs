@@ -105,6 +105,7 @@ const signalGroup = (pid, sig) => {
  * Installs `vsix` and starts code-server on 127.0.0.1:`port` opening `folder`. Everything lives under
  * `runDir` (created; removed by `stop()` unless `keepRunDir`). Resolves once /healthz answers.
  * Returns { url, folderUrl, pid, logFile, stop(), exited } — `exited` resolves when the server exits.
+ * `restricted`: workspace trust is left on, so the folder opens in Restricted Mode.
  */
 export async function startCodeServer({
   node,
@@ -116,6 +117,7 @@ export async function startCodeServer({
   settings,
   logFile,
   keepRunDir = false,
+  restricted = false,
 }) {
   const userData = path.join(runDir, 'user-data');
   const extensions = path.join(runDir, 'extensions');
@@ -146,7 +148,8 @@ export async function startCodeServer({
     `${HOST}:${port}`,
     '--disable-telemetry',
     '--disable-update-check',
-    '--disable-workspace-trust',
+    // Restricted Mode: workspace trust stays on, so the folder opens untrusted.
+    ...(restricted ? [] : ['--disable-workspace-trust']),
     '--disable-getting-started-override',
     '--ignore-last-opened',
     folder,

@@ -241,6 +241,13 @@ async function main() {
     // The extension logs every stall of the extension host's event loop above 50 ms (src/vscode/spawn-node.ts).
     process.env.PACKETLENS_STALL_LOG = '1';
     const port = await freePort();
+    // Calmer screenshots: no minimap, no highlights of the word under the cursor.
+    const calm = {
+      'editor.minimap.enabled': false,
+      'editor.occurrencesHighlight': 'off',
+      'editor.selectionHighlight': false,
+      'editor.hover.delay': 100,
+    };
     server = await startCodeServer({
       node,
       entry,
@@ -248,13 +255,7 @@ async function main() {
       port,
       vsix,
       runDir: path.join(runDir, 'code-server'),
-      // Calmer screenshots: no minimap, no highlights of the word under the cursor.
-      settings: quietSettings({
-        'editor.minimap.enabled': false,
-        'editor.occurrencesHighlight': 'off',
-        'editor.selectionHighlight': false,
-        'editor.hover.delay': 100,
-      }),
+      settings: quietSettings(calm),
       logFile: path.join(RESULTS, 'code-server.log'),
       keepRunDir: opts.keep,
     });
@@ -320,7 +321,26 @@ async function main() {
     const { Workbench, CheckFailure } = await import(pathToFileURL(path.join(CHECKS_DIR, 'workbench.mjs')).href);
     /** The extension's output channel log so far (where code-server keeps it), or ''. */
     const extensionLog = () => readExtensionLog(path.join(runDir, 'code-server'));
-    const ctx = { sentinel, log, repo: REPO, context, cleanups, extensionLog };
+    /**
+     * A second workbench on the same workspace with other settings (the web-worker extension host,
+     * Restricted Mode), stopped at the end of the check that started it.
+     */
+    const startServer = async ({ name, settings = {}, restricted = false }) => {
+      const s = await startCodeServer({
+        node,
+        entry,
+        folder: workspace,
+        port: await freePort(),
+        vsix,
+        runDir: path.join(runDir, `code-server-${name}`),
+        settings: { ...quietSettings(calm), ...settings },
+        logFile: path.join(RESULTS, `code-server-${name}.log`),
+        restricted,
+      });
+      cleanups.add(() => s.stop());
+      return s;
+    };
+    const ctx = { sentinel, log, repo: REPO, context, cleanups, extensionLog, startServer };
     for (const check of checks) {
       if (interrupted) throw new Error('interrupted');
       const start = Date.now();

@@ -12,6 +12,8 @@ export const COMMANDS = {
   showLog: 'packetlens.showLog',
   /** The progress spinner's click: stop the running work. */
   cancelWork: 'packetlens.cancelWork',
+  /** The walkthrough's example dumps (`dump` or `compare`). */
+  openExample: 'packetlens.openExample',
 } as const;
 
 export const LANGUAGE_ID = 'iptables-save';

@@ -10,6 +10,8 @@ import * as vscode from 'vscode';
 import { error, warn } from './notify.ts';
 import type { DiffPanelState, DiffViewModel } from '../shared/protocol.ts';
 import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.ts';
+import { DUMP_DIALOG_FILTERS, DUMP_GLOB, isDumpPath, sideLabel } from '../editor/dump-files.ts';
+import { PromiseCache } from '../editor/promise-cache.ts';
 import type { Settings } from '../editor/settings.ts';
 import type { DiffReport, NodeConfig } from '../engine/api.ts';
 import type { Comparison } from '../shared/engine-protocol.ts';
@@ -28,34 +30,19 @@ export interface DumpPair {
 
 export type { Comparison };
 
-const DUMP_NAME = /(\.(rules|iptables|ipt)$)|(^|\/)rules\.v[46]$|(^|\/)ip6?tables-save[^/]*$/i;
-const DUMP_GLOB = '**/{*.rules,*.iptables,*.ipt,rules.v4,rules.v6,iptables-save*,ip6tables-save*}';
 const CACHE_SIZE = 6;
 
 /** A side of a comparison is a dump when its document has the language, or its name says so. */
 export function isDumpUri(uri: vscode.Uri): boolean {
   const doc = vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
   if (doc) return RULESET_LANGUAGES.includes(doc.languageId);
-  return DUMP_NAME.test(uri.path);
+  return isDumpPath(uri.path);
 }
 
-/** `node.rules`, or `node.rules (HEAD)` for git's side of a working-tree diff. */
-export function sideLabel(uri: vscode.Uri): string {
-  const name = fileName(uri);
-  if (uri.scheme === 'file' || uri.scheme === 'vscode-vfs' || uri.scheme === 'vscode-remote') return name;
-  if (uri.scheme === 'git') {
-    try {
-      const ref = (JSON.parse(uri.query) as { ref?: unknown }).ref;
-      if (typeof ref === 'string') return `${name} (${ref === '' ? 'index' : ref === '~' ? 'HEAD' : ref})`;
-    } catch {
-      // Not git's JSON query: the scheme names the side.
-    }
-  }
-  return `${name} (${uri.scheme})`;
-}
+export { sideLabel };
 
 export class BehaviourDiffs implements vscode.Disposable {
-  private readonly cache = new Map<string, Promise<Comparison>>();
+  private readonly cache = new PromiseCache<string, Comparison>(CACHE_SIZE);
   /** The worker of the running comparison of each pair of URIs (one at a time per pair). */
   private readonly jobs = new Map<string, { key: string; worker: EngineWorker }>();
   private readonly ids = new WeakMap<Analysis, number>();
@@ -127,7 +114,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     const a = this.peekAnalysis(pair.original);
     const b = this.peekAnalysis(pair.modified);
     if (!a || !b) return null;
-    const c = this.cache.get(this.key(a, b, await this.nodeFor(b)));
+    const c = this.cache.peek(this.key(a, b, await this.nodeFor(b)));
     return c ? await c : null;
   }
 
@@ -146,16 +133,15 @@ export class BehaviourDiffs implements vscode.Disposable {
     }
     const node = await this.nodeFor(b);
     const key = this.key(a, b, node);
-    let c = this.cache.get(key);
-    if (!c) {
-      c = this.run(a, b, key, node).catch(
+    let made = false;
+    const c = this.cache.get(key, () => {
+      made = true;
+      return this.run(a, b, key, node).catch(
         (e: unknown) =>
           ({ ok: false, error: `the comparison failed: ${e instanceof Error ? e.message : String(e)}` }) as const,
       );
-      this.cache.set(key, c);
-      while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
-      void c.then(() => this.emitter.fire());
-    }
+    });
+    if (made) void c.then(() => this.emitter.fire());
     return c;
   }
 
@@ -336,7 +322,7 @@ export class BehaviourDiffs implements vscode.Disposable {
       const chosen = await vscode.window.showOpenDialog({
         canSelectMany: false,
         openLabel: 'Compare',
-        filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] },
+        filters: DUMP_DIALOG_FILTERS,
       });
       return chosen?.[0] ?? null;
     };

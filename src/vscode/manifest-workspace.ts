@@ -13,6 +13,7 @@ import { warn } from './notify.ts';
 import { ClusterView, type ManifestFile } from '../editor/kube/cluster.ts';
 import { clusterRoot, clusterRoots, dirOf, isKubernetesText, isUnder } from '../editor/kube/detect.ts';
 import type { Settings } from '../editor/settings.ts';
+import { PromiseCache } from '../editor/promise-cache.ts';
 import { YAML_LANGUAGE_ID } from './commands.ts';
 
 const YAML_GLOB = '**/*.{yaml,yml}';
@@ -28,10 +29,13 @@ export interface Cluster {
 }
 
 export class ManifestWorkspace implements vscode.Disposable {
-  private list: Promise<vscode.Uri[]> | null = null;
-  private readonly disk = new Map<string, Promise<string | null>>();
-  private readonly views = new Map<string, Promise<ClusterView>>();
-  private readonly roots = new Map<string, Promise<Cluster>>();
+  /** The workspace's YAML files (one search until a file is created or deleted). */
+  private readonly list = new PromiseCache<'yaml', vscode.Uri[]>();
+  /** Texts of files not open in an editor, until they change on disk. */
+  private readonly disk = new PromiseCache<string, string | null>();
+  /** Each cluster's view and each manifest's cluster, until something changes. */
+  private readonly views = new PromiseCache<string, ClusterView>();
+  private readonly roots = new PromiseCache<string, Cluster>();
   private readonly classified = new Map<string, { version: number; kube: boolean }>();
   private readonly emitter = new vscode.EventEmitter<void>();
   /** Fires when views were dropped: CodeLens, hovers and synthesized dumps should be made again. */
@@ -76,14 +80,7 @@ export class ManifestWorkspace implements vscode.Disposable {
 
   /** The cluster a manifest file belongs to (cached until something changes). */
   clusterOf(uri: vscode.Uri): Promise<Cluster> {
-    const key = uri.toString();
-    let c = this.roots.get(key);
-    if (!c) {
-      c = this.findCluster(uri);
-      this.roots.set(key, c);
-      c.catch(() => this.roots.delete(key));
-    }
-    return c;
+    return this.roots.get(uri.toString(), () => this.findCluster(uri));
   }
 
   /** The cluster whose root is `root` (a folder or, outside a workspace, a file). */
@@ -154,14 +151,7 @@ export class ManifestWorkspace implements vscode.Disposable {
 
   /** The view of a cluster, read once until something changes. */
   view(cluster: Cluster, doc?: vscode.TextDocument): Promise<ClusterView> {
-    const key = cluster.root.toString();
-    let v = this.views.get(key);
-    if (!v) {
-      v = this.build(cluster, doc);
-      this.views.set(key, v);
-      v.catch(() => this.views.delete(key));
-    }
-    return v;
+    return this.views.get(cluster.root.toString(), () => this.build(cluster, doc));
   }
 
   private async build(cluster: Cluster, doc: vscode.TextDocument | undefined): Promise<ClusterView> {
@@ -209,12 +199,7 @@ export class ManifestWorkspace implements vscode.Disposable {
     const key = uri.toString();
     const open = vscode.workspace.textDocuments.find(d => d.uri.toString() === key);
     if (open) return Promise.resolve(open.getText());
-    let t = this.disk.get(key);
-    if (!t) {
-      t = this.readDisk(uri);
-      this.disk.set(key, t);
-    }
-    return t;
+    return this.disk.get(key, () => this.readDisk(uri));
   }
 
   private async readDisk(uri: vscode.Uri): Promise<string | null> {
@@ -229,15 +214,13 @@ export class ManifestWorkspace implements vscode.Disposable {
   }
 
   private files(): Promise<vscode.Uri[]> {
-    if (!this.list) {
+    return this.list.get('yaml', () => {
       const t0 = performance.now();
-      this.list = Promise.resolve(vscode.workspace.findFiles(YAML_GLOB, EXCLUDE)).then(uris => {
+      return Promise.resolve(vscode.workspace.findFiles(YAML_GLOB, EXCLUDE)).then(uris => {
         this.log(`found ${uris.length} YAML files in the workspace in ${(performance.now() - t0).toFixed(0)} ms`);
         return uris.sort((a, b) => (a.toString() < b.toString() ? -1 : 1));
       });
-      this.list.catch(() => (this.list = null));
-    }
-    return this.list;
+    });
   }
 
   /** Starts watching YAML files, the first time manifests are needed. */
@@ -247,7 +230,7 @@ export class ManifestWorkspace implements vscode.Disposable {
     const watcher = vscode.workspace.createFileSystemWatcher(YAML_GLOB);
     const changed = (uri: vscode.Uri, listChanged: boolean) => {
       this.disk.delete(uri.toString());
-      if (listChanged) this.list = null;
+      if (listChanged) this.list.clear();
       this.invalidate(QUIET_MS);
     };
     this.subscriptions.push(
@@ -256,7 +239,7 @@ export class ManifestWorkspace implements vscode.Disposable {
       watcher.onDidDelete(u => changed(u, true)),
       watcher.onDidChange(u => changed(u, false)),
       vscode.workspace.onDidChangeWorkspaceFolders(() => {
-        this.list = null;
+        this.list.clear();
         this.invalidate(0);
       }),
     );

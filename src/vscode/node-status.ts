@@ -257,8 +257,10 @@ async function editList<T>(
     const result = await new Promise<'dismissed' | 'done' | 'add' | number>(resolve => {
       qp.onDidTriggerItemButton(e => resolve((e.item as { index?: number }).index ?? 'dismissed'));
       qp.onDidAccept(() => {
+        // An entry itself does nothing when picked (its button removes it): the list stays open.
         const it = qp.selectedItems[0];
-        resolve(it?.add ? 'add' : it?.done ? 'done' : 'dismissed');
+        if (it?.add) resolve('add');
+        else if (it?.done) resolve('done');
       });
       qp.onDidHide(() => resolve('dismissed'));
       qp.show();

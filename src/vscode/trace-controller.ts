@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { error, info, record, warn } from './notify.ts';
 import { traceDiagram } from '../editor/diagram.ts';
+import { DUMP_DIALOG_FILTERS } from '../editor/dump-files.ts';
 import { readFromDiskNote } from '../editor/large-file.ts';
 import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fields.ts';
 import { checkPacketText, pushHistory } from '../editor/packet-suggest.ts';
@@ -59,7 +60,7 @@ export class TraceController {
           const chosen = await vscode.window.showOpenDialog({
             canSelectMany: false,
             openLabel: 'Trace',
-            filters: { 'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'], 'All files': ['*'] },
+            filters: DUMP_DIALOG_FILTERS,
           });
           if (chosen?.[0]) await this.traceCommand(chosen[0]);
         }
