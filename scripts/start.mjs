@@ -3,7 +3,6 @@
 // examples/ on 127.0.0.1, until Ctrl-C. Plain Node ESM, no build step. `npm start -- --help` for options.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -101,7 +100,11 @@ async function main() {
   say('building the extension (npm run package)');
   const vsix = await packageVsix(REPO);
 
-  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'packetlens-start-'));
+  // Inside the project's ignored cache: npm start writes nothing outside the project but the VS Code
+  // install it shares with the e2e suite (~/.cache/packetlens-e2e).
+  const runRoot = path.join(REPO, '.cache', 'start');
+  fs.mkdirSync(runRoot, { recursive: true });
+  const runDir = fs.mkdtempSync(path.join(runRoot, 'packetlens-start-'));
   // The example dump is myk8s-worker's: its address decides local delivery and the MASQUERADE source.
   const settings = quietSettings(opts.folder === EXAMPLES ? { 'packetlens.node.addresses': ['172.18.0.4'] } : {});
   const server = await startCodeServer({

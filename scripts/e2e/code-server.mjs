@@ -1,7 +1,8 @@
 // Starting and stopping a code-server (a real VS Code served to a browser) with the packetlens .vsix
 // installed, for the end-to-end tests and `npm start`. It binds to 127.0.0.1 only, asks for no password
 // (nothing but this machine can reach it), and keeps everything — settings, extensions, IPC sockets — in
-// one run folder, so nothing leaks into ~/.config or /tmp and a stop removes it all.
+// one run folder (XDG data and config homes included), so nothing leaks into ~/.config, ~/.local or /tmp
+// and a stop removes it all.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -130,7 +131,21 @@ export async function startCodeServer({
   // TMPDIR inside runDir: VS Code leaves vscode-ipc-*.sock and vscode-git-*.sock in os.tmpdir().
   // EXTENSIONS_GALLERY={} leaves code-server without an extension gallery (open-vsx.org by default), so
   // neither it nor the page tries to reach one; nothing here may leave this machine.
-  const env = { ...process.env, TMPDIR: childTmp, EXTENSIONS_GALLERY: '{}' };
+  // XDG_* inside runDir too: code-server keeps its heartbeat and coder-logs in $XDG_DATA_HOME/code-server
+  // and looks for config.yaml in $XDG_CONFIG_HOME/code-server (~/.local/share, ~/.config otherwise).
+  const xdg = name => {
+    const d = path.join(runDir, 'xdg', name);
+    fs.mkdirSync(d, { recursive: true });
+    return d;
+  };
+  const env = {
+    ...process.env,
+    TMPDIR: childTmp,
+    EXTENSIONS_GALLERY: '{}',
+    XDG_DATA_HOME: xdg('data'),
+    XDG_CONFIG_HOME: xdg('config'),
+    XDG_STATE_HOME: xdg('state'),
+  };
   const common = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
   await execFileP(node, [entry, ...common, '--install-extension', vsix, '--force'], {
     env,

@@ -182,6 +182,10 @@ export class ManifestWorkspace implements vscode.Disposable {
     this.log(
       `manifests of ${cluster.label}: ${files.length} Kubernetes file${files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${m.services.length} Services, ${m.nodes.length} nodes, ${m.pods.length} pods, ${view.mode} mode, read in ${(performance.now() - t0).toFixed(0)} ms`,
     );
+    // Each problem, so the log tells what the Problems panel shows and when it was found.
+    for (const d of m.diagnostics.slice(0, 50))
+      this.log(`manifest problem (${cluster.label}): ${d.file}:${d.range.start.line + 1}: ${d.severity}: ${d.message}`);
+    if (m.diagnostics.length > 50) this.log(`… and ${m.diagnostics.length - 50} more manifest problems`);
     this.built(
       cluster.root.toString(),
       members.map(u => u.toString()),

@@ -100,6 +100,13 @@ export class NodeContexts implements vscode.Disposable {
     return dumpNode(view.set, view.model, fileName(uri))?.inferred ?? [];
   }
 
+  /** For a Kubernetes manifest: its cluster's nodes (name and addresses), or null for other documents. */
+  async manifestNodes(doc: vscode.TextDocument): Promise<{ name: string; ips: readonly string[] }[] | null> {
+    if (!this.manifests.isKubernetes(doc)) return null;
+    const view = await this.manifests.viewFor(doc);
+    return view.model.nodes.map(n => ({ name: n.name, ips: n.ips }));
+  }
+
   /** The layers for a file, most explicit first (node-context.ts says how they combine). */
   layers(uri: vscode.Uri, hints: NodeHints): NodeLayer[] {
     const chosen = this.choiceOf(uri);

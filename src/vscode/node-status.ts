@@ -47,10 +47,16 @@ export class NodeStatus implements vscode.Disposable {
   async update(): Promise<void> {
     const generation = ++this.generation;
     const doc = vscode.window.activeTextEditor?.document;
+    if (doc && doc.languageId !== LANGUAGE_ID) {
+      const nodes = await this.contexts.manifestNodes(doc).catch(() => null);
+      if (generation !== this.generation) return;
+      if (nodes) return this.showManifestNodes(nodes);
+    }
     if (!doc || doc.languageId !== LANGUAGE_ID) {
       this.item.hide();
       return;
     }
+    this.item.command = COMMANDS.setNode;
     const a = this.store.peek(doc);
     if (!a) {
       this.item.text = '$(server-environment) Node…';
@@ -67,6 +73,31 @@ export class NodeStatus implements vscode.Disposable {
     );
     this.item.backgroundColor =
       ctx.kind === 'assumed' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.show();
+  }
+
+  /**
+   * On a manifest, the nodes of its cluster: a packet's receiving node follows from the packet (the trace
+   * says why), so the item lists them and opens their kube-proxy rules.
+   */
+  private showManifestNodes(nodes: readonly { name: string; ips: readonly string[] }[]): void {
+    const names = nodes.map(n => n.name);
+    this.item.text = nodes.length
+      ? `$(server-environment) Nodes: ${names.slice(0, 2).join(', ')}${names.length > 2 ? ` +${names.length - 2}` : ''}`
+      : '$(server-environment) Nodes: none (predicted)';
+    this.item.tooltip = toCommandMarkdown(
+      [
+        '**Packet Lens: the nodes of these manifests**',
+        nodes.length
+          ? nodes.map(n => `- ${n.name} ${n.ips.join(', ')}`).join('\n')
+          : 'No Node objects or kind config: a default cluster is predicted.',
+        "A traced packet's receiving node follows from the packet; the trace says why.",
+        `[Show kube-proxy Rules for Node…](command:${COMMANDS.showKubeProxyRules})`,
+      ].join('\n\n'),
+      [COMMANDS.showKubeProxyRules],
+    );
+    this.item.command = COMMANDS.showKubeProxyRules;
+    this.item.backgroundColor = undefined;
     this.item.show();
   }
 

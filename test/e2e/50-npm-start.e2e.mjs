@@ -9,8 +9,17 @@ import { portInUse } from '../../scripts/e2e/code-server.mjs';
 import { Workbench, clip, expect } from './workbench.mjs';
 
 const URL_LINE = /http:\/\/127\.0\.0\.1:(\d+)\/\?folder=(\S+)/;
-/** npm start's run folders (profile, extensions, sockets) in the temporary directory. */
-const runFolders = () => new Set(fs.readdirSync(os.tmpdir()).filter(n => n.startsWith('packetlens-start-')));
+/** npm start's run folders (profile, extensions, sockets) in the project's ignored cache. */
+const START_DIR = path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', '.cache', 'start');
+const runFolders = () =>
+  new Set(fs.existsSync(START_DIR) ? fs.readdirSync(START_DIR).filter(n => n.startsWith('packetlens-start-')) : []);
+/** What code-server writes in the user's home unless told otherwise (config.yaml, heartbeat, logs). */
+const HOME_FILES = [
+  path.join(os.homedir(), '.config', 'code-server', 'config.yaml'),
+  path.join(os.homedir(), '.local', 'share', 'code-server', 'heartbeat'),
+  path.join(os.homedir(), '.local', 'share', 'code-server', 'coder-logs', 'code-server-stdout.log'),
+];
+const homeStamp = () => HOME_FILES.map(f => fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0).join(',');
 
 export const checks = [
   {
@@ -18,6 +27,7 @@ export const checks = [
     timeoutMs: 180_000,
     async run(wb, ctx) {
       const before = runFolders();
+      const homeBefore = homeStamp();
       const env = { ...process.env };
       delete env.CI; // under CI it would stop by itself once ready; a user's run serves until Ctrl-C
       // In the runner's process group, like a terminal's npm start: a Ctrl-C to the run reaches it too.
@@ -85,7 +95,11 @@ export const checks = [
         const left = [...runFolders()].filter(n => !before.has(n));
         expect(
           !left.length,
-          `npm start left its run folder behind: ${left.map(n => path.join(os.tmpdir(), n)).join(', ')}`,
+          `npm start left its run folder behind: ${left.map(n => path.join(START_DIR, n)).join(', ')}`,
+        );
+        expect(
+          homeStamp() === homeBefore,
+          `npm start wrote into the home folder (${HOME_FILES.join(', ')}): code-server's config, heartbeat or logs`,
         );
       } finally {
         await page?.close().catch(() => {});

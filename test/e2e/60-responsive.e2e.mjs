@@ -36,7 +36,7 @@ async function notification(wb, pattern, timeout) {
  * Opens a big file with Quick Open; VS Code asks before showing a file above its large-file limit
  * (workbench.editorLargeFileConfirmation): "Open Anyway", as a user does.
  */
-async function openLarge(wb, relPath) {
+export async function openLarge(wb, relPath) {
   const name = relPath.split('/').pop();
   await wb.page.keyboard.press('Control+P');
   await wb.quickInput.waitFor({ state: 'visible', timeout: 20_000 });

@@ -1,6 +1,7 @@
 // A newcomer's first minutes: the status bar's Node item and its quick pick (interfaces without JSON), the
 // Getting Started walkthrough, the spinner while a 320k-rule dump is read, and the extension in VS Code's
 // web-worker extension host and in Restricted Mode (second workbenches on the same workspace).
+import { openLarge } from './60-responsive.e2e.mjs';
 import { Workbench, clip, expect } from './workbench.mjs';
 
 const DUMP = 'seed-003/node-myk8s-worker.rules';
@@ -50,6 +51,13 @@ async function traceHeadline(w) {
   await w.page.keyboard.press('Enter');
   const lens = w.page.locator('.codelens-decoration', { hasText: /step 1\b/ }).first();
   await lens.waitFor({ timeout: 60_000 });
+  // After the trace the editor shows step 1, and the Node item still says which node the trace used.
+  await statusItem(w.page, /Node 172\.18\.0\.4 · eth0/)
+    .waitFor({ timeout: 10_000 })
+    .catch(async () => {
+      const items = await w.page.locator('.statusbar-item').allInnerTexts();
+      throw new Error(`after the trace the Node item is gone (status bar: ${clip(items.join(' | '), 400)})`);
+    });
 }
 
 export const checks = [
@@ -124,7 +132,8 @@ export const checks = [
     timeoutMs: 240_000,
     async run(wb) {
       await wb.closeAllEditors();
-      await wb.openFile(BIG, { timeout: 90_000 });
+      // VS Code's large-file gate ("Open Anyway", above ~10 MB in VS Code for the Web and code-server) first.
+      await openLarge(wb, BIG);
       const spinner = statusItem(wb.page, /Packet Lens: reading kube-320k\.rules \([\d,]+ lines\)/);
       await spinner.waitFor({ timeout: 60_000 }).catch(() => {
         throw new Error('no status bar item says the 320k-rule dump is being read');
