@@ -180,6 +180,38 @@ describe('EngineWorker (worker_threads)', () => {
 });
 
 describe('DumpStore over engine workers', () => {
+  it('says what it reads while it parses (the spinner) and stops when the spinner is clicked', async () => {
+    const { spawn, stats } = countingSpawn(300);
+    const shown: string[] = [];
+    let ended = 0;
+    let stop: (() => void) | null = null;
+    const store = new DumpStore(
+      () => 64 * MB,
+      spawn,
+      () => {},
+      (label, cancel) => {
+        shown.push(label);
+        stop = cancel;
+        return () => ended++;
+      },
+    );
+    const text = seedText();
+    const d = doc(text, 'node-a.rules');
+    const waiting = store.get(d as never);
+    await new Promise(r => setTimeout(r, 40)); // the load is under way
+    assert.deepEqual(shown, [`reading node-a.rules (${d.lineCount.toLocaleString('en-US')} lines)…`]);
+    stop!();
+    await assert.rejects(waiting, (e: unknown) => isCancelled(e));
+    assert.equal(stats.terminated, 1, 'the click stopped the worker');
+    await new Promise(r => setTimeout(r, 350));
+    assert.equal(ended, 1, 'the spinner went away');
+    // The next ask parses again, in a fresh worker.
+    const a = await store.get(d as never);
+    assert.equal(a.summary.ruleCount > 0, true);
+    assert.equal(stats.spawned, 2);
+    store.dispose();
+  });
+
   it('a change while the old version parses stops that worker; waiters get the new version from a fresh one', async () => {
     const { spawn, stats } = countingSpawn(150);
     const store = new DumpStore(() => 64 * MB, spawn);
