@@ -118,6 +118,11 @@ export const checks = [
           .catch(() => {
             throw new Error(`the walkthrough has no step "${step}"`);
           });
+      // The step's media (a Markdown page in a webview) before the picture.
+      await wb.webviewFrame('h1', { timeout: 20_000 }).catch(() => {
+        throw new Error("the walkthrough step's media page did not load");
+      });
+      await page.waitForTimeout(500);
       await wb.shot('walkthrough', { docs: true });
       await container.locator('.getting-started-step', { hasText: 'Open an example dump' }).first().click();
       await container.getByRole('button', { name: 'Open the Example Dump' }).click();
@@ -138,7 +143,7 @@ export const checks = [
       await spinner.waitFor({ timeout: 60_000 }).catch(() => {
         throw new Error('no status bar item says the 320k-rule dump is being read');
       });
-      await wb.shot('progress-large-dump');
+      await wb.shot('progress-large-dump', { docs: true });
       await statusItem(wb.page, /320,0\d\d rules/).waitFor({ timeout: 180_000 });
       expect(!(await spinner.isVisible()), 'the spinner stays after the dump was read');
       await wb.closeAllEditors();
