@@ -8,7 +8,7 @@ import { error, info, warn } from './notify.ts';
 import type { ClusterView } from '../editor/kube/cluster.ts';
 import { manifestHoverAt } from '../editor/kube/manifest-hover.ts';
 import { clusterFamily, manifestSuggestions, nothingToTrace, runManifestTrace } from '../editor/kube/manifest-trace.ts';
-import { nodeDump, nodePicks } from '../editor/kube/node-rules.ts';
+import { nodeDump, nodeDumpFileName, nodePicks } from '../editor/kube/node-rules.ts';
 import { noRulesTitle, portLens } from '../editor/kube/service-lens.ts';
 import { fieldsToText } from '../editor/packet-fields.ts';
 import { pushHistory } from '../editor/packet-suggest.ts';
@@ -254,7 +254,7 @@ export class KubeManifests implements ManifestFeatures {
       host.panelError(r.error);
       return false;
     }
-    const uri = this.dumpUri(host, cluster, r.value.node);
+    const uri = this.dumpUri(host, cluster, nodeDumpFileName(r.value.node, r.dump.text));
     host.virtualDumps.set(uri, r.dump.text);
     host.showDiagram(r.diagram, uri, 'manifests');
     const route = r.value.hops.map(h => h.name).join(' → ');
@@ -268,9 +268,10 @@ export class KubeManifests implements ManifestFeatures {
     return true;
   }
 
-  private dumpUri(host: ManifestHost, cluster: Cluster, node: string): vscode.Uri {
+  private dumpUri(host: ManifestHost, cluster: Cluster, fileName: string): vscode.Uri {
+    const node = fileName.replace(/\.(rules|nft)$/, '');
     const query = new URLSearchParams({ root: cluster.root.toString(), node }).toString();
-    return host.virtualDumps.uriFor(`kube-proxy/${cluster.label}/${node}.rules`, query);
+    return host.virtualDumps.uriFor(`kube-proxy/${cluster.label}/${fileName}`, query);
   }
 
   /** A synthesized dump VS Code asks for again (after a reload, or after its manifests changed). */
@@ -340,7 +341,7 @@ export class KubeManifests implements ManifestFeatures {
     if (!pick) return;
     const t0 = performance.now();
     const dump = nodeDump(view, pick.node);
-    await host.virtualDumps.show(this.dumpUri(host, cluster, pick.node), dump.text);
+    await host.virtualDumps.show(this.dumpUri(host, cluster, nodeDumpFileName(pick.node, dump.text)), dump.text);
     host.log(
       `kube-proxy rules of ${pick.node} (${view.label}, ${view.mode} mode): ${dump.text.length} characters in ${(performance.now() - t0).toFixed(1)} ms`,
     );

@@ -18,7 +18,7 @@ import {
   parentOf,
   withField,
 } from '../editor/node-context.ts';
-import { COMMANDS, LANGUAGE_ID } from './commands.ts';
+import { COMMANDS, RULESET_LANGUAGES } from './commands.ts';
 import { toCommandMarkdown } from './convert.ts';
 import type { DumpStore } from './dump-store.ts';
 import { fileName } from './dump-store.ts';
@@ -47,12 +47,12 @@ export class NodeStatus implements vscode.Disposable {
   async update(): Promise<void> {
     const generation = ++this.generation;
     const doc = vscode.window.activeTextEditor?.document;
-    if (doc && doc.languageId !== LANGUAGE_ID) {
+    if (doc && !RULESET_LANGUAGES.includes(doc.languageId)) {
       const nodes = await this.contexts.manifestNodes(doc).catch(() => null);
       if (generation !== this.generation) return;
       if (nodes) return this.showManifestNodes(nodes);
     }
-    if (!doc || doc.languageId !== LANGUAGE_ID) {
+    if (!doc || !RULESET_LANGUAGES.includes(doc.languageId)) {
       this.item.hide();
       return;
     }
@@ -105,8 +105,10 @@ export class NodeStatus implements vscode.Disposable {
   async pick(arg?: vscode.Uri): Promise<void> {
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     const doc = uri && vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
-    if (!uri || !doc || doc.languageId !== LANGUAGE_ID) {
-      void info('Packet Lens: open an iptables-save dump first: the node is set for each dump (or for its folder).');
+    if (!uri || !doc || !RULESET_LANGUAGES.includes(doc.languageId)) {
+      void info(
+        'Packet Lens: open an iptables-save dump or nftables ruleset first: the node is set for each dump (or for its folder).',
+      );
       return;
     }
     const a = await this.store.get(doc);

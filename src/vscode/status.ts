@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { info } from './notify.ts';
 import { tokenizationNote } from '../editor/large-file.ts';
 import { WEB_LARGE_FILE_NOTE } from './busy.ts';
-import { COMMANDS, LANGUAGE_ID } from './commands.ts';
+import { COMMANDS, RULESET_LANGUAGES } from './commands.ts';
 import { toMarkdown } from './convert.ts';
 import type { Analysis } from './dump-store.ts';
 
@@ -24,10 +24,10 @@ export class DumpStatus implements vscode.Disposable {
     if (
       !a ||
       !editor ||
-      editor.document.languageId !== LANGUAGE_ID ||
+      !RULESET_LANGUAGES.includes(editor.document.languageId) ||
       editor.document.uri.toString() !== a.uri.toString()
     ) {
-      if (!editor || editor.document.languageId !== LANGUAGE_ID) this.item.hide();
+      if (!editor || !RULESET_LANGUAGES.includes(editor.document.languageId)) this.item.hide();
       return;
     }
     const rs = a.summary;

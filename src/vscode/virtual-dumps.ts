@@ -31,7 +31,7 @@ export class VirtualDumps implements vscode.TextDocumentContentProvider, vscode.
     return made;
   }
 
-  /** `packetlens-dump:/<path>.rules?<query>`, path segments made safe. */
+  /** `packetlens-dump:/<path>.rules?<query>` (or `.nft` when the path says so), path segments made safe. */
   uriFor(path: string, query = ''): vscode.Uri {
     const safe = path
       .split('/')
@@ -40,7 +40,7 @@ export class VirtualDumps implements vscode.TextDocumentContentProvider, vscode.
       .join('/');
     return vscode.Uri.from({
       scheme: VIRTUAL_SCHEME,
-      path: `/${safe.endsWith('.rules') ? safe : `${safe}.rules`}`,
+      path: `/${safe.endsWith('.rules') || safe.endsWith('.nft') ? safe : `${safe}.rules`}`,
       query,
     });
   }

@@ -16,7 +16,7 @@ import { ClusterView, type ManifestFile } from '../../src/editor/kube/cluster.ts
 import { clusterRoot, clusterRoots, isKubernetesText } from '../../src/editor/kube/detect.ts';
 import { manifestHoverAt } from '../../src/editor/kube/manifest-hover.ts';
 import { manifestSuggestions, nothingToTrace, runManifestTrace } from '../../src/editor/kube/manifest-trace.ts';
-import { nodeDump, nodePicks } from '../../src/editor/kube/node-rules.ts';
+import { nodeDump, nodeDumpFileName, nodePicks } from '../../src/editor/kube/node-rules.ts';
 import { portLens } from '../../src/editor/kube/service-lens.ts';
 import { serviceHover } from '../../src/editor/kube/service-hover.ts';
 import { TextLines } from '../../src/editor/text-lines.ts';
@@ -188,6 +188,10 @@ describe('manifests: CodeLens above each Service port', () => {
     const hover = serviceHover(nft, nft.model.services[0]!);
     assert.match(hover, /kube-proxy nftables mode/);
     assert.match(hover, /`service-[A-Z2-7]{8}-default\/svc1\/tcp\/svc1-webport` \(all endpoints\)/);
+    // "Show kube-proxy Rules for Node…" opens nftables mode's rules as an .nft document (the nftables
+    // language), iptables mode's as .rules.
+    assert.equal(nodeDumpFileName('myk8s-worker', nodeDump(nft, 'myk8s-worker').text), 'myk8s-worker.nft');
+    assert.equal(nodeDumpFileName('myk8s-worker', nodeDump(forced, 'ipvs-worker').text), 'myk8s-worker.rules');
   });
 
   it("three endpoints: the kernel shares of kube-proxy's 0.3333333333 and 0.5 rules, exactly", () => {

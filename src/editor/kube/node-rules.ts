@@ -5,7 +5,7 @@
  * manifests leave out listed as a prediction. The rules are exactly those an end-to-end trace runs through,
  * after the header, so a trace's line numbers map onto the document by a fixed offset.
  */
-import type { ProxyModeName } from '../../engine/api.ts';
+import { detectRulesetFormat, type ProxyModeName } from '../../engine/api.ts';
 import type { ClusterView } from './cluster.ts';
 
 export interface NodePick {
@@ -73,4 +73,13 @@ export function nodeDump(view: ClusterView, node: string): NodeDump {
     const header = `${commented([...head, ...extra])}\n`;
     return { node, mode: view.mode, text: header + rules, rules, headerLines: header.split('\n').length - 1 };
   });
+}
+
+/**
+ * The file name a node's synthesized rules open under: `.nft` when the text is an nftables ruleset (kube-proxy's
+ * nftables mode), so the editor gives it the nftables language, else `.rules` (iptables-save). Decided by the
+ * text's content, as every other reader of rules does, never by the mode's name.
+ */
+export function nodeDumpFileName(node: string, text: string): string {
+  return `${node}${detectRulesetFormat(text).startsWith('nft') ? '.nft' : '.rules'}`;
 }
