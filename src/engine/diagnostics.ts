@@ -113,6 +113,14 @@ export function clip(text: string, max = 200): string {
 }
 
 /**
+ * Space, tab, line feed and carriage return break a run; other control characters (NUL in a binary file's
+ * text) do not, so "x\0x\0x…" is one run and gets clipped (the fuzz campaign found it copied whole).
+ */
+function isBreak(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+/**
  * A message with every unbroken run of text longer than 200 characters clipped, and at most 1000 characters
  * in all (a scan: no regex, no recursion).
  */
@@ -123,10 +131,10 @@ export function clipWords(message: string): string {
   const n = message.length;
   while (i < n) {
     let j = i;
-    while (j < n && message.charCodeAt(j) > 32) j++;
+    while (j < n && !isBreak(message.charCodeAt(j))) j++;
     out += j - i > 200 ? clip(message.slice(i, j)) : message.slice(i, j);
     i = j;
-    while (i < n && message.charCodeAt(i) <= 32) out += message[i++];
+    while (i < n && isBreak(message.charCodeAt(i))) out += message[i++];
     if (out.length > 4000) break;
   }
   return out.length > 1000 ? clip(out, 1000) : out;
