@@ -93,7 +93,10 @@ export function nodeLines(n: GraphNode, g: FlowGraph): string[] {
   switch (n.kind) {
     case 'balance': {
       const ways = g.edges.filter(e => e.from === n.id).length;
-      return [clip(`◆ ${short(n.title)}`), `load balance · ${ways} way${ways === 1 ? '' : 's'}`];
+      return [
+        clip(`◆ ${short(n.title)}`),
+        `load balance · ${ways} way${ways === 1 ? '' : 's'}${n.chooser ? ` · ${n.chooser}` : ''}`,
+      ];
     }
     case 'end':
       return [clip(`${n.tone === 'error' ? '✕' : n.tone === 'unknown' ? '?' : '■'} ${n.title}`), n.percent];

@@ -107,6 +107,8 @@ export interface GraphNode {
   /** The lane (hook visit) it belongs to; null for routing decisions and ends. */
   readonly lane: string | null;
   readonly title: string;
+  /** For a load-balance node: what chooses the way (`-m statistic`, nft `numgen`, the IPVS scheduler). */
+  readonly chooser?: string;
   readonly rows: readonly GraphRow[];
   /** Share of all packets that cross it. */
   readonly percent: string;

@@ -5,6 +5,8 @@
  * in an error node; the edges into the ends add up to exactly 1.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { type Rational, add, rational } from '../../src/engine/api.ts';
 import { approxFraction, parseExact } from '../../src/editor/flow-graph/fraction.ts';
@@ -42,6 +44,7 @@ describe('flow graph', () => {
     const balance = g.nodes.filter(n => n.kind === 'balance');
     assert.equal(balance.length, 1);
     assert.match(balance[0]!.title, /^nat KUBE-SVC-/);
+    assert.equal(balance[0]!.chooser, 'statistic');
     const out = g.edges.filter(e => e.from === balance[0]!.id);
     assert.equal(out.length, 12);
     for (const e of out) {
@@ -147,5 +150,16 @@ describe('flow graph', () => {
     assert.equal(approxFraction(rational(715827883n, 2147483648n)), '≈ 1/3');
     assert.equal(approxFraction(rational(1n, 1n)), '1');
     assert.equal(approxFraction(rational(1234567n, 2147483648n)), '');
+  });
+  it('an nft numgen verdict map is one load-balance node that says numgen', () => {
+    const text = readFileSync(
+      fileURLToPath(new URL('../../examples/nftables/kube-proxy.nft', import.meta.url)),
+      'utf8',
+    );
+    const g = graphOf(text, 'tcp 10.0.0.2 -> 172.30.0.44:80');
+    const balance = g.nodes.filter(n => n.kind === 'balance');
+    assert.equal(balance.length, 1);
+    assert.equal(balance[0]!.chooser, 'numgen');
+    assert.equal(g.edges.filter(e => e.from === balance[0]!.id).length, 2);
   });
 });

@@ -162,6 +162,7 @@ class GraphBuilder {
         kind: s.kind === 'row' ? 'rules' : s.kind,
         lane: s.lane,
         title: s.title ?? '',
+        ...(s.chooser ? { chooser: s.chooser } : {}),
         rows: n.rows,
         percent: percent(Math.min(1, toNumber(p))),
         exact: exactText(p),

@@ -14,6 +14,8 @@ export interface Step {
   readonly laneLabel?: string;
   readonly row?: GraphRow;
   readonly title?: string;
+  /** For a split: what chooses the way (see `chooserOf`). */
+  readonly chooser?: string;
   readonly why?: string;
   readonly line?: number | null;
   readonly tone?: GraphTone;
@@ -62,7 +64,7 @@ interface Frame {
   readonly entry: number;
   /** Steps before this chain's own. */
   readonly at: number;
-  cascade: { readonly line: number; taken: number } | null;
+  cascade: { readonly line: number; taken: number; readonly chooser: string } | null;
 }
 
 function endStep(o: TraceOutcome): Step {
@@ -106,6 +108,7 @@ export function pathSteps(o: TraceOutcome, offset: number): Step[] {
       lane,
       laneLabel,
       title: `${f.table} ${f.chain}`,
+      chooser: f.cascade!.chooser,
       why: `load balancing: the ${f.table} ${f.chain} chain sends each new connection one way, at random`,
       line: line(f.cascade!.line),
       via,
@@ -140,7 +143,7 @@ export function pathSteps(o: TraceOutcome, offset: number): Step[] {
         break;
       }
       case 'branch': {
-        if (top && !top.cascade) top.cascade = { line: e.line, taken: 0 };
+        if (top && !top.cascade) top.cascade = { line: e.line, taken: 0, chooser: chooserOf(e.label) };
         if (top?.cascade && e.taken) top.cascade.taken++;
         break;
       }
@@ -269,6 +272,7 @@ export function pathSteps(o: TraceOutcome, offset: number): Step[] {
           lane,
           laneLabel,
           title: m[1]!,
+          chooser: 'IPVS scheduler',
           why: `IPVS scheduling: ${m[2]}`,
           via: `real server ${m[3]}`,
           viaLine: null,
@@ -300,4 +304,14 @@ function routingAsRow(s: Step, next: Step | undefined): Step {
       tone: s.tone ?? 'normal',
     },
   };
+}
+
+/**
+ * What makes a random choice, from the branch event's label: nft's `numgen` (its statement text), iptables'
+ * `-m statistic` (labels "random …" / "every …th packet", statistic.ts), else the label's first word.
+ */
+export function chooserOf(label: string): string {
+  if (/\bnumgen\b/.test(label)) return 'numgen';
+  if (/^(not )?(random|every)\b/.test(label)) return 'statistic';
+  return label.split(/\s/, 1)[0] ?? '';
 }
