@@ -34,7 +34,8 @@ export function scopeOf(v: unknown, fallback: Scope): Scope {
   return fallback;
 }
 
-const ROUTE_TYPES = new Set<string>([
+/** The route types iproute2 prints (rtnl_rtntype_n2a), shared by the JSON and the text reader. */
+export const ROUTE_TYPES: ReadonlySet<string> = new Set<string>([
   'unicast',
   'local',
   'broadcast',

@@ -5,7 +5,7 @@
 import type { Diagnostic } from '../diagnostics.ts';
 import { clip } from '../diagnostics.ts';
 import { parseAddr } from '../net/addr.ts';
-import { routeDst, scopeOf } from './ip-json.ts';
+import { ROUTE_TYPES, routeDst, scopeOf } from './ip-json.ts';
 import {
   NODE_LIMITS,
   type NodeAddress,
@@ -17,19 +17,6 @@ import {
   type RouteType,
   type SysctlValue,
 } from './types.ts';
-
-const ROUTE_TYPE_WORDS = new Set([
-  'unicast',
-  'local',
-  'broadcast',
-  'anycast',
-  'multicast',
-  'blackhole',
-  'unreachable',
-  'prohibit',
-  'throw',
-  'nat',
-]);
 
 /** The sysctls packetlens reads: forwarding, route_localnet, rp_filter, accept_local, br_netfilter. */
 export const SYSCTL_KEYS =
@@ -61,14 +48,14 @@ export function textKind(lines: readonly string[]): NodeFileKind | null {
       continue;
     }
     const words = l.split(/\s+/);
-    const first = ROUTE_TYPE_WORDS.has(words[0]!) ? words[1] : words[0];
+    const first = ROUTE_TYPES.has(words[0]!) ? words[1] : words[0];
     if (
       first &&
       (first === 'default' || routeDst(first, 4) || routeDst(first, 6)) &&
       words.some(w => w === 'dev' || w === 'via')
     )
       return 'ip-route';
-    if (first && ROUTE_TYPE_WORDS.has(words[0]!) && (first === 'default' || routeDst(first, 4) || routeDst(first, 6)))
+    if (first && ROUTE_TYPES.has(words[0]!) && (first === 'default' || routeDst(first, 4) || routeDst(first, 6)))
       return 'ip-route';
   }
   return null;
@@ -187,7 +174,7 @@ function readRouteLine(l: string, at: { file: string; line: number }): NodeRoute
   const w = l.split(/\s+/);
   let i = 0;
   let type: RouteType = 'unicast';
-  if (ROUTE_TYPE_WORDS.has(w[0]!)) type = w[i++] as RouteType;
+  if (ROUTE_TYPES.has(w[0]!)) type = w[i++] as RouteType;
   const dstText = w[i++];
   const fam = familyOfWords(w.filter(x => x !== 'default')) ?? 4;
   const dst = dstText ? routeDst(dstText, fam) : null;
