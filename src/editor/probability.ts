@@ -6,40 +6,19 @@
 import {
   type Rational,
   type Rule,
-  complement,
   formatPercent,
   formatRational,
-  kernelProbability,
-  rational,
+  statisticBranch,
+  type StatisticBranch,
   toNumber,
 } from '../engine/api.ts';
 
-export interface RandomBranch {
-  readonly mode: 'random' | 'nth';
-  /** The value as written (`0.50000000000`, `3`). */
-  readonly text: string;
-  readonly negated: boolean;
-  /** The kernel's probability of taking the rule, given every other criterion holds. */
-  readonly p: Rational;
-}
+/** A rule's random branch: the statistic module's compiled spec (matches/statistic.ts owns reading it). */
+export type RandomBranch = StatisticBranch;
 
-/** The rule's `-m statistic` branch, read from its words; null when it has none or it is malformed. */
+/** The rule's `-m statistic` branch; null when it has none or it is malformed. */
 export function ruleRandomBranch(rule: Rule): RandomBranch | null {
-  const spec = rule.raw.slice(rule.specStart);
-  if (!/(^|\s)(-m|--match)\s+statistic(\s|$)/.test(spec)) return null;
-  const every = /(!\s+)?--every\s+(\d+)/.exec(spec);
-  if (/--mode\s+nth/.test(spec) || (every && !/--probability/.test(spec))) {
-    const n = every ? Number(every[2]) : 0;
-    if (!every || n < 1) return null;
-    const p = rational(1n, BigInt(n));
-    return { mode: 'nth', text: every[2]!, negated: every[1] !== undefined, p: every[1] ? complement(p) : p };
-  }
-  const prob = /(!\s+)?--probability\s+(\S+)/.exec(spec);
-  if (!prob) return null;
-  const value = Number(prob[2]);
-  if (!Number.isFinite(value) || value < 0 || value > 1) return null;
-  const { exact } = kernelProbability(value);
-  return { mode: 'random', text: prob[2]!, negated: prob[1] !== undefined, p: prob[1] ? complement(exact) : exact };
+  return statisticBranch(rule.matches);
 }
 
 /** Percentages as every view shows them (the engine's `formatPercent`: `50%`, `33.33%`, `0.000047%`). */

@@ -60,7 +60,7 @@ export type {
   TraceBudget,
   FileErrors,
 } from './eval/trace-types.ts';
-export { kernelProbability } from './matches/statistic.ts';
+export { kernelProbability, statisticBranch, type StatisticBranch } from './matches/statistic.ts';
 export { lintRuleset, type LintDiagnostic, type LintOptions } from './lint/lint.ts';
 export { lintSteps } from './lint/lint.ts';
 export { lintNft, type NftLintDiagnostic } from './lint/nft.ts';

@@ -5,7 +5,7 @@
  * for a single packet with an unknown counter that is probability 1/every.
  */
 import { type Rational, complement, rational } from '../rational.ts';
-import { defineMatch } from './types.ts';
+import { type ParsedOption, defineMatch } from './types.ts';
 
 interface StatSpec {
   readonly negated: boolean;
@@ -73,3 +73,36 @@ export const statisticMatch = defineMatch<StatSpec>({
       ? `randomly, with probability ${spec.negated ? '1 − ' : ''}${spec.text} (the kernel uses exactly ${spec.stored}/2^31)`
       : `${spec.negated ? 'all but ' : ''}one packet in ${spec.text}`,
 });
+
+/** A rule's random branch as the editor shows it: the compiled `-m statistic` spec, when it is well formed. */
+export interface StatisticBranch {
+  readonly mode: 'random' | 'nth';
+  /** The value as written (`0.50000000000`, `3`). */
+  readonly text: string;
+  readonly negated: boolean;
+  /** The kernel's probability of taking the rule, given every other criterion holds. */
+  readonly p: Rational;
+}
+
+/**
+ * The `-m statistic` branch among a rule's compiled match instances; null when there is none, or when its
+ * options were malformed (compile then reported them and fell back to a placeholder spec).
+ */
+export function statisticBranch(
+  matches: readonly {
+    readonly module: { readonly name: string };
+    readonly spec: unknown;
+    readonly options: readonly ParsedOption[];
+  }[],
+): StatisticBranch | null {
+  const inst = matches.find(m => m.module.name === 'statistic');
+  if (!inst) return null;
+  const spec = inst.spec as StatSpec;
+  const written = inst.options.find(o => o.name === (spec.mode === 'nth' ? '--every' : '--probability'));
+  const value = Number(written?.args[0]);
+  const wellFormed =
+    written !== undefined &&
+    written.args[0] !== '' &&
+    (spec.mode === 'nth' ? Number.isInteger(value) && value >= 1 : Number.isFinite(value) && value >= 0 && value <= 1);
+  return wellFormed ? { mode: spec.mode, text: spec.text, negated: spec.negated, p: spec.p } : null;
+}
