@@ -59,47 +59,6 @@ export const PAYLOAD_FIELDS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
 /** IPv6 extension headers (nft(8) EXTENSION HEADER EXPRESSIONS). */
 const EXTHDRS = new Set(['hbh', 'frag', 'dst', 'mh', 'srh']);
 
-export const META_KEYS = new Set([
-  'length',
-  'protocol',
-  'priority',
-  'random',
-  'secmark',
-  'mark',
-  'iif',
-  'iifname',
-  'iiftype',
-  'oif',
-  'oifname',
-  'oiftype',
-  'skuid',
-  'skgid',
-  'nftrace',
-  'rtclassid',
-  'ibriport',
-  'obriport',
-  'ibrname',
-  'obrname',
-  'pkttype',
-  'cpu',
-  'iifgroup',
-  'oifgroup',
-  'cgroup',
-  'nfproto',
-  'l4proto',
-  'ipsec',
-  'time',
-  'day',
-  'hour',
-  'sdif',
-  'sdifname',
-  'iifkind',
-  'oifkind',
-  'broute',
-  'ibrpvid',
-  'ibrvproto',
-]);
-
 /** Meta keys that may be written without `meta` (parser_bison.y `meta_key_unqualified`). */
 export const META_UNQUALIFIED = new Set([
   'mark',
@@ -123,6 +82,28 @@ export const META_UNQUALIFIED = new Set([
   'oifgroup',
   'cgroup',
   'ipsec',
+]);
+
+/** Every meta key (parser_bison.y `meta_key`): the unqualified ones and those only written after `meta`. */
+export const META_KEYS: ReadonlySet<string> = new Set([
+  ...META_UNQUALIFIED,
+  'length',
+  'protocol',
+  'priority',
+  'random',
+  'secmark',
+  'nfproto',
+  'l4proto',
+  'time',
+  'day',
+  'hour',
+  'sdif',
+  'sdifname',
+  'iifkind',
+  'oifkind',
+  'broute',
+  'ibrpvid',
+  'ibrvproto',
 ]);
 
 const CT_DIRS = new Set(['original', 'reply']);
