@@ -16,6 +16,7 @@
  * Chains are declared in the order of `iptablesChains` (proxier_test.go TestCreateAndLinkKubeChain).
  */
 import type { TableRules } from '../iptables/synth.ts';
+import { forwardAcceptRules, markMasqRule, postroutingRules } from '../iptables/common-rules.ts';
 import * as S from './ipset-names.ts';
 import { IPSET_DEFS } from './ipset-names.ts';
 
@@ -174,36 +175,7 @@ export function writeIptablesRules(input: RulesInput): { nat: TableRules; filter
   // acceptIPVSTraffic: "Those rules must be in the end of KUBE-SERVICE chain".
   for (const name of [S.KUBE_CLUSTER_IP, S.KUBE_LOAD_BALANCER])
     if (has(name)) w(nat, '-A', 'KUBE-SERVICES', '-m', 'set', '--match-set', set(name), 'dst,dst', '-j', 'ACCEPT');
-  w(
-    filter,
-    '-A',
-    'KUBE-FORWARD',
-    '-m',
-    'comment',
-    '--comment',
-    '"kubernetes forwarding rules"',
-    '-m',
-    'mark',
-    '--mark',
-    `${input.mark}/${input.mark}`,
-    '-j',
-    'ACCEPT',
-  );
-  w(
-    filter,
-    '-A',
-    'KUBE-FORWARD',
-    '-m',
-    'comment',
-    '--comment',
-    '"kubernetes forwarding conntrack rule"',
-    '-m',
-    'conntrack',
-    '--ctstate',
-    'RELATED,ESTABLISHED',
-    '-j',
-    'ACCEPT',
-  );
+  filter.push(...forwardAcceptRules(input.mark));
   w(
     filter,
     '-A',
@@ -251,20 +223,6 @@ export function writeIptablesRules(input: RulesInput): { nat: TableRules; filter
     '-j',
     'REJECT',
   );
-  w(nat, '-A', 'KUBE-POSTROUTING', '-m', 'mark', '!', '--mark', `${input.mark}/${input.mark}`, '-j', 'RETURN');
-  w(nat, '-A', 'KUBE-POSTROUTING', '-j', 'MARK', '--xor-mark', input.mark);
-  w(
-    nat,
-    '-A',
-    'KUBE-POSTROUTING',
-    '-m',
-    'comment',
-    '--comment',
-    '"kubernetes service traffic requiring SNAT"',
-    '-j',
-    'MASQUERADE',
-    ...(input.randomFully ? ['--random-fully'] : []),
-  );
-  w(nat, '-A', 'KUBE-MARK-MASQ', '-j', 'MARK', '--or-mark', input.mark);
+  nat.push(...postroutingRules(input.mark, input.randomFully), markMasqRule(input.mark));
   return { nat: { chains: [...NAT_CHAINS], rules: nat }, filter: { chains: [...FILTER_CHAINS], rules: filter } };
 }

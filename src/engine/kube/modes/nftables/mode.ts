@@ -7,7 +7,7 @@ import { parseAddr } from '../../../net/addr.ts';
 import { parseRuleset } from '../../../parse-ruleset.ts';
 import { endpointString } from '../../model/build.ts';
 import type { ClusterModel, ServicePortInfo } from '../../model/types.ts';
-import { categorize, externalPolicyLocal } from '../iptables/synth.ts';
+import { categorize, externalPolicyLocal } from '../iptables/categorize.ts';
 import type { Markdown, ProxyMode } from '../types.ts';
 import { nftEndpointNames, nftServiceChainNames } from './names.ts';
 

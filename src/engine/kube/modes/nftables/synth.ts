@@ -13,7 +13,7 @@
  */
 import { isLoopback, netContains, parseAddr, parseNet, formatNet } from '../../../net/addr.ts';
 import type { ClusterModel, EndpointInfo, ServicePortInfo } from '../../model/types.ts';
-import { categorize, externalPolicyLocal } from '../iptables/synth.ts';
+import { categorize, externalPolicyLocal } from '../iptables/categorize.ts';
 import { nftEndpointNames, nftServiceChainNames } from './names.ts';
 
 export interface NftSynthOptions {
