@@ -1,6 +1,6 @@
 // An iptables-save dump as a user first meets it: coloured by the grammar, its tables and chains in the
 // Outline, and a hover on a kube-proxy Service chain that lists its endpoints with their shares.
-import { clip, expect } from './workbench.mjs';
+import { clip, expect, expectColouredApart } from './workbench.mjs';
 
 export const DUMP = 'seed-003/node-myk8s-worker.rules';
 const SVC = 'KUBE-SVC-DLGPAL4ZCYSJ7UPR'; // svc1's Service chain: 10.10.1.11:80 and 10.10.4.12:80, 1/2 each
@@ -29,17 +29,7 @@ export const checks = [
       );
       expect(lines, `${DUMP} shows no line starting "-A INPUT -m conntrack"`);
       const rule = lines.find(x => x.text.startsWith('-A INPUT -m conntrack'));
-      const colourOf = text => rule.tokens.find(t => t.text.trim() === text)?.color;
-      const parts = ['-A', 'INPUT', 'conntrack', '--ctstate', '"kubernetes load balancer firewall"'];
-      const colours = parts.map(colourOf);
-      expect(
-        colours.every(Boolean),
-        `line ${rule.line} is not split into the grammar's tokens ${parts.join(', ')} (tokens: ${clip(rule.tokens.map(t => t.text).join('|'))})`,
-      );
-      expect(
-        new Set(colours).size >= 4,
-        `line ${rule.line}'s tokens ${parts.join(', ')} are not coloured apart: ${colours.join(', ')}`,
-      );
+      expectColouredApart(rule, ['-A', 'INPUT', 'conntrack', '--ctstate', '"kubernetes load balancer firewall"'], 4);
       const commit = lines.find(x => x.text === 'COMMIT');
       const table = lines.find(x => x.text === '*filter');
       expect(commit && table, `${DUMP}'s first screen lacks *filter or COMMIT`);

@@ -8,7 +8,7 @@
 // `packetlens trace examples/nftables/kube-proxy.nft --node-ip 172.18.0.4 --packet "tcp 10.0.0.2 ->
 // 172.30.0.44:80"` prints 50 % to 10.180.0.4:80 and 50 % to 10.180.0.5:80, as the kernel did for the
 // fixture's random probes.
-import { CheckFailure, clip, expect, spaced } from './workbench.mjs';
+import { CheckFailure, clip, expect, expectColouredApart, spaced } from './workbench.mjs';
 import { tracePacket } from './30-trace.e2e.mjs';
 
 const NFT = 'nftables/kube-proxy.nft';
@@ -39,17 +39,7 @@ export const checks = [
       // svc4's endpoint choice, line 194 of the file.
       const rule = await wb.until(() => lineWith(wb, editor, 'numgen random mod 2 vmap', 194), { timeout: 15_000 });
       expect(rule, `${NFT} shows no line with "numgen random mod 2 vmap" around line 194`);
-      const colourOf = text => rule.tokens.find(t => t.text.trim() === text)?.color;
-      const parts = ['numgen', 'random', 'vmap', 'goto', '0'];
-      const colours = parts.map(colourOf);
-      expect(
-        colours.every(Boolean),
-        `line ${rule.line} is not split into the grammar's tokens ${parts.join(', ')} (tokens: ${clip(rule.tokens.map(t => t.text).join('|'))})`,
-      );
-      expect(
-        new Set(colours).size >= 3,
-        `line ${rule.line}'s tokens ${parts.join(', ')} are not coloured apart: ${colours.join(', ')}`,
-      );
+      expectColouredApart(rule, ['numgen', 'random', 'vmap', 'goto', '0'], 3);
 
       await wb.runCommand('Explorer: Focus on Outline View');
       const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Outline' }) });

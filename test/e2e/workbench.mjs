@@ -30,6 +30,23 @@ export const clip = (s, n = 300) => {
   return t.length > n ? `${t.slice(0, n)}…` : t;
 };
 
+/**
+ * Fails unless each of `parts` is a token of the rendered `rule` line and at least `distinct` different
+ * colours are among them: the grammar split the line and the theme coloured it (a plain-text editor draws
+ * everything in one colour).
+ */
+export function expectColouredApart(rule, parts, distinct) {
+  const colours = parts.map(text => rule.tokens.find(t => t.text.trim() === text)?.color);
+  expect(
+    colours.every(Boolean),
+    `line ${rule.line} is not split into the grammar's tokens ${parts.join(', ')} (tokens: ${clip(rule.tokens.map(t => t.text).join('|'))})`,
+  );
+  expect(
+    new Set(colours).size >= distinct,
+    `line ${rule.line}'s tokens ${parts.join(', ')} are not coloured apart: ${colours.join(', ')}`,
+  );
+}
+
 export class Workbench {
   /**
    * @param page      playwright Page showing the workbench

@@ -3,25 +3,10 @@
  * Oniguruma and JavaScript support): every pattern compiles, and typical lines get the scopes meant.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT } from '../helpers/fixtures.ts';
+import { loadGrammar, type Pattern } from '../helpers/grammar.ts';
 
-interface Pattern {
-  match?: string;
-  begin?: string;
-  end?: string;
-  name?: string;
-  captures?: Record<string, { name: string }>;
-  patterns?: Pattern[];
-  include?: string;
-}
-
-const grammar = JSON.parse(readFileSync(join(ROOT, 'syntaxes', 'iptables-save.tmLanguage.json'), 'utf8')) as {
-  scopeName: string;
-  repository: Record<string, Pattern>;
-};
+const grammar = loadGrammar('iptables-save.tmLanguage.json');
 
 function all(p: Pattern): Pattern[] {
   return [p, ...(p.patterns ?? []).flatMap(all)];

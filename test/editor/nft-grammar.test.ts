@@ -6,26 +6,10 @@
  * pattern listed first, and a match's captures (or its name) give the scopes.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT } from '../helpers/fixtures.ts';
+import { loadGrammar, type Pattern } from '../helpers/grammar.ts';
 
-interface Pattern {
-  match?: string;
-  begin?: string;
-  end?: string;
-  name?: string;
-  captures?: Record<string, { name: string }>;
-  patterns?: Pattern[];
-  include?: string;
-}
-
-const grammar = JSON.parse(readFileSync(join(ROOT, 'syntaxes', 'nftables.tmLanguage.json'), 'utf8')) as {
-  scopeName: string;
-  patterns: Pattern[];
-  repository: Record<string, Pattern>;
-};
+const grammar = loadGrammar('nftables.tmLanguage.json');
 
 function expand(p: Pattern): Pattern[] {
   if (p.include) return expand(grammar.repository[p.include.slice(1)]!);
