@@ -91,34 +91,20 @@ export function scheduleNewConnection(req: ScheduleRequest): ScheduleResult {
       'connection counts are not in these files: every real server is assumed to have 0 active and 0 inactive connections (an ipvsadm -Ln listing gives the real counts)',
     );
   }
+  // One world, one pick: the scheduler's choice does not depend on anything these files leave open.
+  const certain = (server: IpvsRealServer | null, why: string): ScheduleResult => ({
+    kind: 'decided',
+    scheduler: name,
+    summary: picker.summary,
+    assumptions,
+    worlds: [{ condition: null, picks: [{ server, probability: ONE, why }] }],
+  });
   if (servers.length === 0) {
-    return {
-      kind: 'decided',
-      scheduler: name,
-      summary: picker.summary,
-      assumptions,
-      worlds: [
-        {
-          condition: null,
-          picks: [{ server: null, probability: ONE, why: `${name}: the virtual service has no real servers` }],
-        },
-      ],
-    };
+    return certain(null, `${name}: the virtual service has no real servers`);
   }
   if (req.order === 'kernel') {
     const r = picker.pick(servers, req);
-    return {
-      kind: 'decided',
-      scheduler: name,
-      summary: picker.summary,
-      assumptions,
-      worlds: [
-        {
-          condition: null,
-          picks: [{ server: r.index === null ? null : servers[r.index]!, probability: ONE, why: r.why }],
-        },
-      ],
-    };
+    return certain(r.index === null ? null : servers[r.index]!, r.why);
   }
   const outcomes =
     picker.tie === 'first-of-ties' ? firstOfTies(picker, servers, req) : hashOutcomes(picker, servers, req);
@@ -131,20 +117,7 @@ export function scheduleNewConnection(req: ScheduleRequest): ScheduleResult {
   }
   if (outcomes.length === 1) {
     const o = outcomes[0]!;
-    return {
-      kind: 'decided',
-      scheduler: name,
-      summary: picker.summary,
-      assumptions,
-      worlds: [
-        {
-          condition: null,
-          picks: [
-            { server: o.server, probability: ONE, why: `${o.why}; the same whatever the real-server list order` },
-          ],
-        },
-      ],
-    };
+    return certain(o.server, `${o.why}; the same whatever the real-server list order`);
   }
   const worlds: ScheduleWorld[] = outcomes.map(o => ({
     condition: o.server
