@@ -411,6 +411,34 @@ describe('architecture: the import graph (ARCHITECTURE.md)', () => {
     assert.deepEqual(bad.map(show), []);
   });
 
+  it('rule 12: only the front ends read rule text (issue 13): no `.raw` outside src/engine/iptables and src/engine/nftables', () => {
+    // Analyses, printers, hovers and the CLI read the model (a module's compiled spec and options through its
+    // hooks, matches/knowledge.ts), never a rule's source line: a second reader of rule words drifts from the
+    // parser. Every property read named `raw` counts (`String.raw` aside), so the check needs no type information.
+    const frontEnd = (f: string) => under('src/engine/iptables')(f) || under('src/engine/nftables')(f);
+    const readers: string[] = [];
+    for (const f of files.filter(f => under('src')(f) && !frontEnd(f))) {
+      const text = readFileSync(join(ROOT, f), 'utf8');
+      if (!/\braw\b/.test(text)) continue;
+      const sf = ts.createSourceFile(f, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+      const at = (n: ts.Node) => `${f}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}`;
+      const visit = (n: ts.Node): void => {
+        if (ts.isPropertyAccessExpression(n) && n.name.text === 'raw') {
+          if (!(ts.isIdentifier(n.expression) && n.expression.text === 'String')) readers.push(at(n));
+        } else if (ts.isElementAccessExpression(n) && literal(n.argumentExpression) === 'raw') readers.push(at(n));
+        else if (
+          ts.isBindingElement(n) &&
+          ((n.propertyName && ts.isIdentifier(n.propertyName) ? n.propertyName.text : undefined) ??
+            (ts.isIdentifier(n.name) ? n.name.text : undefined)) === 'raw'
+        )
+          readers.push(at(n));
+        ts.forEachChild(n, visit);
+      };
+      visit(sf);
+    }
+    assert.deepEqual(readers, []);
+  });
+
   it('rule 5: no new folder-level cycle inside src/engine (issue 16: the known ones only shrink)', () => {
     const g = folderGraph();
     const nodes = [...g.keys()].sort();

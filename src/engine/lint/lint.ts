@@ -1,8 +1,8 @@
 /**
  * The linter: findings beyond what the parser reports (it already reports undeclared jump targets, jump
  * loops, unknown modules and options, misplaced targets). It adds chains that nothing references and
- * rules an earlier rule leaves no packet to. Pure and deterministic; it reads the rules' words and target
- * names, so it does not compile a dump's rules.
+ * rules an earlier rule leaves no packet to. Pure and deterministic; it reads the compiled rules (the editor
+ * has compiled them for their option diagnostics by then) and the target names the parser recorded.
  */
 import { type Diagnostic, clipWords } from '../diagnostics.ts';
 import type { Ruleset } from '../model.ts';
@@ -66,7 +66,7 @@ export function* lintSteps(
     if (options.shadowedRules === false) continue;
     for (const chain of table.chains.values()) {
       if (++chains % chainsPerStep === 0) yield;
-      for (const { rule, by } of shadowedRules(table, chain, rs.family)) {
+      for (const { rule, by } of shadowedRules(table, chain)) {
         out.push({
           code: 'shadowed-rule',
           severity: 'warning',

@@ -7,7 +7,6 @@
  * such state, since a packet may reach the later rule changed.
  */
 import type { Chain, Rule, Table } from '../model.ts';
-import { STANDARD_TARGETS } from '../targets/registry.ts';
 import { classifyTarget, isDeterministicModule, isFixedModule } from './effects.ts';
 import { type RuleCriteria, ruleCriteria } from './criteria.ts';
 import { targetNameOf } from '../iptables/rule-node.ts';
@@ -64,7 +63,7 @@ function findShadower(atoms: readonly string[], maps: readonly Map<string, Shado
   return best;
 }
 
-export function shadowedRules(table: Table, chain: Chain, family: 4 | 6): Shadowing[] {
+export function shadowedRules(table: Table, chain: Chain): Shadowing[] {
   const found: Shadowing[] = [];
   const rules = chain.rules;
   if (rules.length < 2) return found;
@@ -78,10 +77,7 @@ export function shadowedRules(table: Table, chain: Chain, family: 4 | 6): Shadow
     const hasShadowers = fixed.size > 0 || stateful.size > 0;
     // The last rule cannot shadow anything; without earlier candidates it cannot be shadowed either.
     if (!hasShadowers && (effect !== 'terminates' || r === rules.length - 1)) continue;
-    // Words after a target extension are its options; after a verdict or a chain they are criteria.
-    const takesOptions =
-      target !== null && target.kind === 'jump' && !STANDARD_TARGETS.has(target.name) && !table.chains.has(target.name);
-    const criteria: RuleCriteria = ruleCriteria(rule, target, family, takesOptions);
+    const criteria: RuleCriteria = ruleCriteria(rule);
     if (hasShadowers) {
       const by = findShadower(criteria.atoms, [fixed, stateful]);
       if (by) {

@@ -8,6 +8,7 @@ import { defineMatch } from './types.ts';
 import { firstArg } from './util.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { EvalEnv } from '../eval/env.ts';
+import { jointAtom } from './knowledge.ts';
 
 const TYPES = [
   'UNSPEC',
@@ -90,4 +91,16 @@ export const addrtypeMatch = defineMatch<AddrtypeSpec>({
       .filter(Boolean)
       .join(', ') +
     (spec.limitIn ? ' (on the incoming interface)' : spec.limitOut ? ' (on the outgoing interface)' : ''),
+  // Which addresses are the node's is not a constant of the rule: the diff splits on the node's addresses.
+  diffFacts: (_spec, options) => {
+    const types = options.filter(o => o.name === '--src-type' || o.name === '--dst-type');
+    return {
+      addrtype: types.length > 0,
+      dstLocal: types.some(
+        o => o.name === '--dst-type' && !o.negated && (o.args[0] ?? '').toUpperCase().split(',').includes('LOCAL'),
+      ),
+      tests: types.map(o => (o.name === '--src-type' ? 'src' : 'dst')),
+    };
+  },
+  lintAtoms: jointAtom,
 });

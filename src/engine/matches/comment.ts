@@ -1,4 +1,5 @@
 /** `-m comment --comment TEXT` (`xt_comment.c`): always matches; kube-proxy names Services with it. */
+import { NO_FACTS, noAtoms } from './knowledge.ts';
 import { defineMatch } from './types.ts';
 
 export const commentMatch = defineMatch<{ text: string }>({
@@ -8,4 +9,7 @@ export const commentMatch = defineMatch<{ text: string }>({
   test: () => true,
   why: () => 'never fails',
   describe: spec => `comment "${spec.text}"`,
+  // A comment tests nothing.
+  diffFacts: () => NO_FACTS,
+  lintAtoms: noAtoms,
 });

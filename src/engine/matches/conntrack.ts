@@ -8,6 +8,8 @@ import { type Net, addrEquals, formatAddr, formatNet, netContains, parseNet } fr
 import { type PacketState, protoName, protoNumber } from '../eval/packet.ts';
 import type { CompileContext, ParsedOption } from './types.ts';
 import { defineMatch, unknown } from './types.ts';
+import { type MatchFacts, type Neg, optionAtoms, portList } from './knowledge.ts';
+import { type Span, netSpan } from '../net/span.ts';
 import { type PortRange, firstArg, formatPortRange, inPortRange, not, parsePortRange } from './util.ts';
 
 const STATES = ['INVALID', 'NEW', 'ESTABLISHED', 'RELATED', 'UNTRACKED', 'SNAT', 'DNAT'] as const;
@@ -216,6 +218,37 @@ function whyChecks(spec: CtSpec, pkt: PacketState): string {
 const PORT_OPTS = ['--ctorigsrcport', '--ctorigdstport', '--ctreplsrcport', '--ctrepldstport'];
 const ADDR_OPTS = ['--ctorigsrc', '--ctorigdst', '--ctreplsrc', '--ctrepldst'];
 
+/** The cut of an original-tuple address (`--ctorigsrc/dst`) of the ruleset's family. */
+function addrCut(text: string, family: 4 | 6): Span | null {
+  const net = parseNet(text);
+  if (!net || net.v !== family) return null;
+  const s = netSpan(net);
+  return { lo: s.lo, hi: s.hi };
+}
+
+/**
+ * The diff's facts of conntrack and state: the states named, the original tuple's ports and addresses as
+ * cuts (the reply tuple and status, expiry and direction are left to evaluation).
+ */
+function ctFacts(_spec: CtSpec, options: readonly ParsedOption[], family: 4 | 6): MatchFacts {
+  const dports: Neg<Span[]>[] = [];
+  const sports: Neg<Span[]>[] = [];
+  const srcCuts: Span[] = [];
+  const dstCuts: Span[] = [];
+  const ctstates: string[] = [];
+  for (const o of options) {
+    const arg = o.args[0] ?? '';
+    if (o.name === '--ctorigdstport') dports.push({ negated: o.negated, value: portList(arg) });
+    else if (o.name === '--ctorigsrcport') sports.push({ negated: o.negated, value: portList(arg) });
+    else if (o.name === '--ctorigsrc' || o.name === '--ctorigdst') {
+      const cut = addrCut(arg, family);
+      if (cut) (o.name === '--ctorigsrc' ? srcCuts : dstCuts).push(cut);
+    } else if (o.name === '--ctstate' || o.name === '--state')
+      for (const s of arg.split(',')) if (!ctstates.includes(s)) ctstates.push(s);
+  }
+  return { dports, sports, srcCuts, dstCuts, ctstates, tests: ctstates.length ? ['ctstate'] : [] };
+}
+
 export const conntrackMatch = defineMatch<CtSpec>({
   name: 'conntrack',
   options: [
@@ -232,6 +265,8 @@ export const conntrackMatch = defineMatch<CtSpec>({
   why: whyChecks,
   describe: spec =>
     `connection ${spec.checks.map(c => `${'negated' in c && c.negated ? 'not ' : ''}${describeCheck(c).replace(/^--ct/, '')}`).join(', ')}`,
+  diffFacts: ctFacts,
+  lintAtoms: optionAtoms,
 });
 
 export const stateMatch = defineMatch<CtSpec>({
@@ -241,4 +276,6 @@ export const stateMatch = defineMatch<CtSpec>({
   test: testChecks,
   why: whyChecks,
   describe: spec => `connection state ${spec.checks.map(c => describeCheck(c).replace('--ctstate ', '')).join(', ')}`,
+  diffFacts: ctFacts,
+  lintAtoms: optionAtoms,
 });

@@ -7,6 +7,7 @@ import type { PacketState } from '../eval/packet.ts';
 import type { CompileContext, MatchModule, ParsedOption } from './types.ts';
 import { defineMatch, unknown } from './types.ts';
 import { firstArg, not } from './util.ts';
+import { optionAtoms } from './knowledge.ts';
 
 type Code = [type: number, min: number, max: number];
 
@@ -140,6 +141,14 @@ function make(name: string, option: string, proto: number, v6: boolean): MatchMo
       return `${not(spec.negated)}${option} ${spec.text} ${spec.negated ? '=' : '≠'} ${pkt.icmpType}${pkt.icmpCode ? `/${pkt.icmpCode}` : ''}`;
     },
     describe: (spec: IcmpSpec) => `${label}${spec.code ? ` ${spec.negated ? 'not ' : ''}type ${spec.text}` : ''}`,
+    // Every type/code named (`any` names none).
+    diffFacts: (_spec: IcmpSpec, options: readonly ParsedOption[]) => ({
+      icmpTypes: options.flatMap(o => {
+        const c = o.name === option ? icmpTypeByName(o.args[0] ?? '', v6) : null;
+        return c && c[0] !== 255 ? [[c[0], c[1]] as const] : [];
+      }),
+    }),
+    lintAtoms: optionAtoms,
   });
 }
 

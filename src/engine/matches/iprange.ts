@@ -2,6 +2,8 @@
 import { type Addr, formatAddr, inRange, parseAddrRange } from '../net/addr.ts';
 import { defineMatch } from './types.ts';
 import { firstArg } from './util.ts';
+import { optionAtoms } from './knowledge.ts';
+import { type Span, addrValue } from '../net/span.ts';
 
 type R = { negated: boolean; from: Addr; to: Addr; text: string } | null;
 
@@ -35,4 +37,15 @@ export const iprangeMatch = defineMatch<{ src: R; dst: R }>({
     ]
       .filter(Boolean)
       .join(', '),
+  diffFacts: (_s, options, family) => {
+    const srcCuts: Span[] = [];
+    const dstCuts: Span[] = [];
+    for (const o of options) {
+      const r = parseAddrRange(o.args[0] ?? '');
+      if (r && r.from.v === family)
+        (o.name === '--src-range' ? srcCuts : dstCuts).push({ lo: addrValue(r.from), hi: addrValue(r.to) });
+    }
+    return { srcCuts, dstCuts, tests: options.map(o => (o.name === '--src-range' ? 'src' : 'dst')) };
+  },
+  lintAtoms: optionAtoms,
 });

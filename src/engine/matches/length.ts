@@ -1,6 +1,7 @@
 /** `-m length --length a[:b]` (`xt_length.c`): the IP packet's total length; unknown unless the caller gives it. */
 import { defineMatch, unknown } from './types.ts';
 import { type PortRange, firstArg, formatPortRange, inPortRange, parsePortRange } from './util.ts';
+import { optionAtoms } from './knowledge.ts';
 
 export const lengthMatch = defineMatch<{ negated: boolean; range: PortRange }>({
   name: 'length',
@@ -19,4 +20,7 @@ export const lengthMatch = defineMatch<{ negated: boolean; range: PortRange }>({
   why: (s, pkt) =>
     `${s.negated ? '! ' : ''}--length ${formatPortRange(s.range)} ${s.negated ? '∋' : '∌'} ${pkt.length}`,
   describe: s => `packet length ${s.negated ? 'not ' : ''}${formatPortRange(s.range)}`,
+  // Packet length is not a header field the diff models.
+  diffFacts: 'opaque',
+  lintAtoms: optionAtoms,
 });

@@ -3,6 +3,7 @@
  * (`xt_connmark.c`, the same test on the connection's mark).
  */
 import type { PacketState } from '../eval/packet.ts';
+import { optionAtoms } from './knowledge.ts';
 import { defineMatch } from './types.ts';
 import { firstArg, formatMarkMask, hex, not, parseMarkMask } from './util.ts';
 
@@ -38,6 +39,18 @@ function make(name: 'mark' | 'connmark', read: (p: PacketState) => number, label
         ? `the packet has no conntrack entry (${pkt.ct.state}), so connmark never matches`
         : `${not(s.negated)}--mark ${formatMarkMask(s)} ${s.negated ? '=' : '≠'} ${hex(read(pkt))}`,
     describe: s => `${label} ${s.negated ? 'without' : 'with'} bits ${formatMarkMask(s)}`,
+    // The packet mark's values cut the mark space; the connection mark is only tracked as tested.
+    diffFacts: (_s, options) => ({
+      marks:
+        name === 'mark'
+          ? options.flatMap(o => {
+              const m = o.name === '--mark' ? parseMarkMask(o.args[0] ?? '') : null;
+              return m ? [m] : [];
+            })
+          : [],
+      tests: options.some(o => o.name === '--mark') ? [name === 'mark' ? 'mark' : 'ctmark'] : [],
+    }),
+    lintAtoms: optionAtoms,
   });
 }
 

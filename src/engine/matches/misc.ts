@@ -5,6 +5,7 @@
  * states it: `PacketState.ct.masterHelper`).
  */
 import { defineMatch, unknown } from './types.ts';
+import { NO_FACTS, jointAtom } from './knowledge.ts';
 
 export const nfacctMatch = defineMatch<{ name: string }>({
   name: 'nfacct',
@@ -13,6 +14,9 @@ export const nfacctMatch = defineMatch<{ name: string }>({
   test: () => true,
   why: () => 'never fails',
   describe: s => `count in accounting object ${s.name}`,
+  // Accounting always matches.
+  diffFacts: () => NO_FACTS,
+  lintAtoms: jointAtom,
 });
 
 export const socketMatch = defineMatch<{ text: string }>({
@@ -26,6 +30,9 @@ export const socketMatch = defineMatch<{ text: string }>({
   test: () => unknown("whether a local socket matches the packet depends on the node's live sockets"),
   why: () => 'no matching local socket',
   describe: s => `a local socket exists for the packet ${s.text}`.trim(),
+  // Socket lookups are not cut into header fields.
+  diffFacts: 'opaque',
+  lintAtoms: jointAtom,
 });
 
 export const policyMatch = defineMatch<{ pol: string; dir: string }>({
@@ -49,6 +56,9 @@ export const policyMatch = defineMatch<{ pol: string; dir: string }>({
   test: s => ({ kind: 'assume', value: s.pol === 'none', note: 'assumed the packet was not IPsec-processed' }),
   why: s => `--pol ${s.pol}: the packet was not IPsec-processed`,
   describe: s => `IPsec policy ${s.pol} (${s.dir})`,
+  // IPsec policies are not cut into header fields.
+  diffFacts: 'opaque',
+  lintAtoms: jointAtom,
 });
 
 export const helperMatch = defineMatch<{ negated: boolean; name: string }>({
@@ -72,4 +82,7 @@ export const helperMatch = defineMatch<{ negated: boolean; name: string }>({
         ? `the connection's master has conntrack helper ${pkt.ct.masterHelper}, not ${s.name}`
         : `the connection was not expected by a conntrack helper (no master)`,
   describe: s => `${s.negated ? 'not ' : ''}handled by conntrack helper ${s.name}`,
+  // Helpers are not cut into header fields.
+  diffFacts: 'opaque',
+  lintAtoms: jointAtom,
 });

@@ -3,7 +3,9 @@
  * the list. `!` inverts the whole list.
  */
 import { hasPorts } from '../eval/packet.ts';
-import { defineMatch } from './types.ts';
+import type { Span } from '../net/span.ts';
+import { type MatchFacts, type Neg, optionAtoms, portList } from './knowledge.ts';
+import { type ParsedOption, defineMatch } from './types.ts';
 import { type PortRange, firstArg, formatPortRange, inPortRange, not, parsePortRange } from './util.ts';
 
 interface MultiportSpec {
@@ -19,6 +21,18 @@ const NAMES: Record<string, MultiportSpec['which']> = {
   '--destination-ports': 'dst',
   '--ports': 'either',
 };
+
+/** Every port list as written; `--ports` cuts both spaces. */
+function multiportFacts(_spec: MultiportSpec, options: readonly ParsedOption[]): MatchFacts {
+  const dports: Neg<Span[]>[] = [];
+  const sports: Neg<Span[]>[] = [];
+  for (const o of options) {
+    const list = { negated: o.negated, value: portList(o.args[0] ?? '') };
+    if (o.name === '--dports' || o.name === '--ports') dports.push(list);
+    if (o.name === '--sports' || o.name === '--ports') sports.push(list);
+  }
+  return { dports, sports };
+}
 
 export const multiportMatch = defineMatch<MultiportSpec>({
   name: 'multiport',
@@ -59,4 +73,6 @@ export const multiportMatch = defineMatch<MultiportSpec>({
   },
   describe: spec =>
     `${spec.which === 'src' ? 'source' : spec.which === 'dst' ? 'destination' : 'source or destination'} port ${spec.negated ? 'not ' : ''}in ${spec.ranges.map(formatPortRange).join(', ')}`,
+  diffFacts: multiportFacts,
+  lintAtoms: optionAtoms,
 });

@@ -4,6 +4,7 @@
  * `(info->match ^ info->invert) == 0` for a missing socket.
  */
 import { defineMatch, unknown } from './types.ts';
+import { optionAtoms } from './knowledge.ts';
 
 interface OwnerSpec {
   readonly uid: { negated: boolean; from: number; to: number } | null;
@@ -64,4 +65,7 @@ export const ownerMatch = defineMatch<OwnerSpec>({
     ]
       .filter(Boolean)
       .join(', '),
+  // The sending socket's owner is not a header field the diff models.
+  diffFacts: 'opaque',
+  lintAtoms: optionAtoms,
 });

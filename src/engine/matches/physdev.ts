@@ -6,6 +6,7 @@
 import type { PacketState } from '../eval/packet.ts';
 import { defineMatch } from './types.ts';
 import { ifaceMatches } from './iface.ts';
+import { jointAtom } from './knowledge.ts';
 
 type Flag = { negated: boolean } | null;
 type Port = { negated: boolean; name: string } | null;
@@ -76,4 +77,7 @@ export const physdevMatch = defineMatch<PhysSpec>({
     ]
       .filter(Boolean)
       .join(', ') || 'bridge port test',
+  // Bridge ports are not a header field the diff models.
+  diffFacts: 'opaque',
+  lintAtoms: jointAtom,
 });

@@ -6,6 +6,7 @@ import { defineMatch } from './types.ts';
 import { firstArg } from './util.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { EvalEnv } from '../eval/env.ts';
+import { optionAtoms } from './knowledge.ts';
 
 function typeOf(pkt: PacketState, env: EvalEnv): string {
   const t = env.node.addrType(pkt.dst);
@@ -25,4 +26,7 @@ export const pkttypeMatch = defineMatch<{ negated: boolean; type: string }>({
   test: (s, pkt, env) => (typeOf(pkt, env) === s.type) !== s.negated,
   why: (s, pkt, env) => `${s.negated ? '! ' : ''}--pkt-type ${s.type} ${s.negated ? '=' : '≠'} ${typeOf(pkt, env)}`,
   describe: s => `${s.negated ? 'not ' : ''}${s.type} packets`,
+  // The link-layer packet type is not a header field the diff models.
+  diffFacts: 'opaque',
+  lintAtoms: optionAtoms,
 });

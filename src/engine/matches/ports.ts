@@ -4,6 +4,8 @@
  */
 import { type PacketState, protoName } from '../eval/packet.ts';
 import type { CompileContext, ParsedOption } from './types.ts';
+import { type MatchFacts, type Neg, portList } from './knowledge.ts';
+import type { Span } from '../net/span.ts';
 import { type PortRange, firstArg, formatPortRange, inPortRange, not, parsePortRange } from './util.ts';
 
 export interface PortSpec {
@@ -60,6 +62,20 @@ export function describePorts(spec: PortSpec): string[] {
   if (spec.dport)
     parts.push(`destination port ${spec.dport.negated ? 'not ' : ''}${formatPortRange(spec.dport.range)}`);
   return parts;
+}
+
+/**
+ * The diff's facts of `--sport`/`--dport` (tcp, udp, sctp): every port test as written, in order. A repeated
+ * option is one more cut of the port space, not a replacement, so each counts.
+ */
+export function portFacts(_spec: unknown, options: readonly ParsedOption[]): MatchFacts {
+  const dports: Neg<Span[]>[] = [];
+  const sports: Neg<Span[]>[] = [];
+  for (const o of options) {
+    if (o.name === '--dport') dports.push({ negated: o.negated, value: portList(o.args[0] ?? '') });
+    else if (o.name === '--sport') sports.push({ negated: o.negated, value: portList(o.args[0] ?? '') });
+  }
+  return { dports, sports };
 }
 
 export const PORT_OPTIONS = [

@@ -4,6 +4,7 @@
  * (no flood in progress, no other connections from the client) and says so.
  */
 import { defineMatch } from './types.ts';
+import { NO_FACTS, jointAtom } from './knowledge.ts';
 
 export const limitMatch = defineMatch<{ text: string }>({
   name: 'limit',
@@ -15,6 +16,9 @@ export const limitMatch = defineMatch<{ text: string }>({
   test: s => ({ kind: 'assume', value: true, note: `assumed within the rate limit (${s.text})` }),
   why: () => 'rate limit exceeded',
   describe: s => `while under the rate limit ${s.text}`,
+  // A rate limit is assumed, and the trace says so: it adds no constant to cut on.
+  diffFacts: () => NO_FACTS,
+  lintAtoms: jointAtom,
 });
 
 export const hashlimitMatch = defineMatch<{ above: boolean; text: string }>({
@@ -45,6 +49,8 @@ export const hashlimitMatch = defineMatch<{ above: boolean; text: string }>({
   }),
   why: s => (s.above ? 'assumed under the --hashlimit-above rate' : 'hashlimit exceeded'),
   describe: s => `hashlimit ${s.text}`,
+  diffFacts: () => NO_FACTS,
+  lintAtoms: jointAtom,
 });
 
 export const connlimitMatch = defineMatch<{ above: boolean; n: number; text: string }>({
@@ -72,4 +78,6 @@ export const connlimitMatch = defineMatch<{ above: boolean; n: number; text: str
   }),
   why: s => `1 connection is ${s.above ? 'not above' : 'above'} ${s.n}`,
   describe: s => `connection count ${s.above ? 'above' : 'up to'} ${s.n}`,
+  diffFacts: () => NO_FACTS,
+  lintAtoms: jointAtom,
 });

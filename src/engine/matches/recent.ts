@@ -4,6 +4,7 @@
  * client has a live entry in a list is not in any file: the caller says so (EvalEnv.recent, default none).
  */
 import { defineMatch, unknown } from './types.ts';
+import { jointAtom, lastArg } from './knowledge.ts';
 
 interface RecentSpec {
   readonly name: string;
@@ -65,4 +66,11 @@ export const recentMatch = defineMatch<RecentSpec>({
     spec.action === 'set'
       ? `remember the ${spec.dest ? 'destination' : 'source'} in list ${spec.name}`
       : `${spec.negated ? 'not ' : ''}seen in list ${spec.name}${spec.seconds !== null ? ` within ${spec.seconds}s` : ''}`,
+  // A list the rule looks up (--rcheck, --update): whether the client has an entry is a caller-stated fact.
+  diffFacts: (_spec, options) => ({
+    recentLists: options.some(o => o.name === '--rcheck' || o.name === '--update')
+      ? [lastArg(options, '--name') ?? 'DEFAULT']
+      : [],
+  }),
+  lintAtoms: jointAtom,
 });

@@ -7,6 +7,7 @@ import { defineMatch } from './types.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { EvalEnv } from '../eval/env.ts';
 import { formatAddr } from '../net/addr.ts';
+import { jointAtom } from './knowledge.ts';
 
 interface RpSpec {
   readonly loose: boolean;
@@ -38,4 +39,7 @@ export const rpfilterMatch = defineMatch<RpSpec>({
   why: (s, pkt, env) =>
     `reverse path of ${formatAddr(pkt.src)} is via ${env.node.routeOut(pkt.src)}, not ${pkt.inIface}${s.invert ? ' (inverted)' : ''}`,
   describe: s => `${s.invert ? 'failing' : 'passing'} the ${s.loose ? 'loose' : 'strict'} reverse-path check`,
+  // Reverse-path checks depend on routes, not on a constant of the rule.
+  diffFacts: 'opaque',
+  lintAtoms: jointAtom,
 });

@@ -2,7 +2,8 @@
  * `-m sctp` (`xt_sctp.c`): ports and `--chunk-types all|any|only TYPE[,…]`. A new association's packet is
  * one INIT chunk (as the oracle sends), so chunk matches are decided for that single chunk.
  */
-import { compilePorts, describePorts, PORT_OPTIONS, testPorts, whyPorts, type PortSpec } from './ports.ts';
+import { compilePorts, describePorts, PORT_OPTIONS, portFacts, testPorts, whyPorts, type PortSpec } from './ports.ts';
+import { optionAtoms } from './knowledge.ts';
 import { defineMatch, unknown } from './types.ts';
 
 const CHUNKS: Record<string, number> = {
@@ -72,4 +73,6 @@ export const sctpMatch = defineMatch<SctpSpec>({
   },
   describe: spec =>
     `SCTP ${describePorts(spec).join(', ')}${spec.chunks ? `, chunk types ${spec.chunks.mode}` : ''}`.trim(),
+  diffFacts: portFacts,
+  lintAtoms: optionAtoms,
 });

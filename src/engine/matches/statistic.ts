@@ -6,6 +6,7 @@
  */
 import { type Rational, complement, rational } from '../rational.ts';
 import { type ParsedOption, defineMatch } from './types.ts';
+import { NO_FACTS, jointAtom } from './knowledge.ts';
 
 interface StatSpec {
   readonly negated: boolean;
@@ -72,6 +73,9 @@ export const statisticMatch = defineMatch<StatSpec>({
     spec.mode === 'random'
       ? `randomly, with probability ${spec.negated ? '1 − ' : ''}${spec.text} (the kernel uses exactly ${spec.stored}/2^31)`
       : `${spec.negated ? 'all but ' : ''}one packet in ${spec.text}`,
+  // The evaluator follows both branches with their exact weights: nothing to cut on.
+  diffFacts: () => NO_FACTS,
+  lintAtoms: jointAtom,
 });
 
 /** A rule's random branch as the editor shows it: the compiled `-m statistic` spec, when it is well formed. */

@@ -3,7 +3,8 @@
  * (= `--tcp-flags SYN,RST,ACK,FIN SYN`), `--tcp-option`. A packet with no TCP flags given is a SYN when
  * its connection is NEW and an ACK otherwise (see eval/packet-spec.ts).
  */
-import { compilePorts, describePorts, PORT_OPTIONS, testPorts, whyPorts, type PortSpec } from './ports.ts';
+import { compilePorts, describePorts, PORT_OPTIONS, portFacts, testPorts, whyPorts, type PortSpec } from './ports.ts';
+import { optionAtoms } from './knowledge.ts';
 import { defineMatch, unknown } from './types.ts';
 import { firstArg, not } from './util.ts';
 
@@ -99,4 +100,7 @@ export const tcpMatch = defineMatch<TcpSpec>({
       );
     return `TCP${parts.length ? ` ${parts.join(', ')}` : ''}`;
   },
+  // Flags and options are not cut into classes: the diff evaluates every rule on a class's packets.
+  diffFacts: portFacts,
+  lintAtoms: optionAtoms,
 });

@@ -1,5 +1,6 @@
 /** `-m ttl` (`xt_ttl.c`, IPv4) and `-m hl` (`ip6t_hl.c`, IPv6): compare the TTL / hop limit. */
 import { defineMatch, unknown } from './types.ts';
+import { optionAtoms } from './knowledge.ts';
 
 interface TtlSpec {
   readonly op: 'eq' | 'ne' | 'lt' | 'gt';
@@ -31,6 +32,9 @@ function make(name: 'ttl' | 'hl', label: string) {
     why: (s, pkt) =>
       `${label} ${pkt.ttl} is not ${s.op === 'eq' ? '=' : s.op === 'ne' ? '≠' : s.op === 'lt' ? '<' : '>'} ${s.value}`,
     describe: s => `${label} ${s.op === 'eq' ? '=' : s.op === 'ne' ? '≠' : s.op === 'lt' ? '<' : '>'} ${s.value}`,
+    // TTL / hop limit is not a header field the diff models.
+    diffFacts: 'opaque',
+    lintAtoms: optionAtoms,
   });
 }
 

@@ -8,6 +8,7 @@ import type { Family } from '../net/addr.ts';
 import type { Rational } from '../rational.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { EvalEnv } from '../eval/env.ts';
+import type { DiffFactsHook } from './knowledge.ts';
 
 export interface OptionSpec {
   readonly name: string;
@@ -85,6 +86,17 @@ export interface MatchModule<S> {
   why(spec: S, pkt: PacketState, env: EvalEnv): string;
   /** A plain-language reading of the match, for hovers. */
   describe(spec: S): string;
+  /**
+   * The constants the module tests, for the diff's class analysis (diff/facts.ts), or `'opaque'` when the
+   * diff cannot cut them into header fields (the rule's classes then stay open). See knowledge.ts.
+   */
+  readonly diffFacts: DiffFactsHook<S>;
+  /**
+   * The module's criteria as literal atoms for the linter's shadowing check (lint/criteria.ts): `optionAtoms`
+   * when its options are independent conditions, `jointAtom` when they qualify one another or the linter
+   * reads nothing into them, `noAtoms` when it tests nothing. See knowledge.ts.
+   */
+  lintAtoms(spec: S, options: readonly ParsedOption[]): readonly string[];
 }
 
 export function unknown(reason: string): Undecided {

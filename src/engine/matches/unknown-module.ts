@@ -4,6 +4,7 @@
  */
 import type { MatchModule, ParsedOption } from './types.ts';
 import { unknown } from './types.ts';
+import { jointAtom } from './knowledge.ts';
 
 export function unknownModule(name: string): MatchModule<unknown> {
   return {
@@ -13,5 +14,8 @@ export function unknownModule(name: string): MatchModule<unknown> {
     test: () => unknown(`match module '${name}' is not modelled`),
     why: () => `module '${name}' is not modelled`,
     describe: () => `match '${name}' (not modelled: traces split on it)`,
+    // Nothing is known about it: the diff leaves its classes open; the linter compares its words literally.
+    diffFacts: 'opaque',
+    lintAtoms: jointAtom,
   };
 }

@@ -20,6 +20,7 @@ export const notrackTarget = defineTarget<null>({
     return { effect: CONTINUE, text: 'NOTRACK: connection tracking off for this packet' };
   },
   describe: () => "do not track this packet's connection (no NAT, state UNTRACKED)",
+  diffWrites: () => [{ field: 'ctstate' }],
 });
 
 export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
@@ -47,4 +48,6 @@ export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
     return { effect: CONTINUE, text: `CT ${spec.text}` };
   },
   describe: spec => (spec.notrack ? "do not track this packet's connection" : `set conntrack options (${spec.text})`),
+  // Only --notrack changes what a later rule reads (the state becomes UNTRACKED).
+  diffWrites: spec => (spec.notrack ? [{ field: 'ctstate' }] : []),
 });

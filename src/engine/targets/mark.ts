@@ -72,6 +72,7 @@ export const markTarget = defineTarget<XMark | null>({
     return { effect: CONTINUE, text: `MARK ${hex(before)} → ${hex(pkt.mark)}` };
   },
   describe: spec => (spec ? `set packet mark (${spec.text})` : 'set packet mark'),
+  diffWrites: () => [{ field: 'mark' }],
 });
 
 type ConnmarkSpec =
@@ -132,4 +133,7 @@ export const connmarkTarget = defineTarget<ConnmarkSpec>({
         : spec.kind === 'save'
           ? 'copy the packet mark to the connection'
           : 'copy the connection mark to the packet',
+  // --restore-mark copies the connection mark into the packet mark; every other form sets the connection mark.
+  diffWrites: (_spec, options) =>
+    options.some(o => o.name === '--restore-mark') ? [{ field: 'mark' }] : [{ field: 'ctmark' }],
 });

@@ -8,6 +8,8 @@ import type { EvalEnv } from '../eval/env.ts';
 import { type PacketState, hasPorts } from '../eval/packet.ts';
 import type { CompileContext, ParsedOption } from '../matches/types.ts';
 import { ACCEPT, defineTarget } from './types.ts';
+import { type Write, lastArg, portList } from '../matches/knowledge.ts';
+import { addrValue } from '../net/span.ts';
 
 export interface NatRange {
   readonly from: Addr | null;
@@ -97,6 +99,14 @@ interface DnatSpec {
   readonly random: boolean;
 }
 
+/** What a DNAT/SNAT rule writes: the address interval and port range of `--to-destination`/`--to-source`. */
+function natWrite(field: 'dst' | 'src', text: string | undefined): Write {
+  const r = text ? parseNatRange(text) : null;
+  const to = r?.from && r.to ? { lo: addrValue(r.from), hi: addrValue(r.to) } : null;
+  const ports = r && r.portFrom !== null && r.portTo !== null ? { lo: BigInt(r.portFrom), hi: BigInt(r.portTo) } : null;
+  return { field, to, ports };
+}
+
 export function applyDnat(pkt: PacketState, addr: Addr | null, port: number | null): void {
   if (addr) pkt.dst = addr;
   if (port !== null && hasPorts(pkt.proto)) pkt.dport = port;
@@ -131,6 +141,7 @@ export const dnatTarget = defineTarget<DnatSpec>({
     return { effect: ACCEPT, text: `DNAT → ${hostPort(pkt.dst, pkt.dport, pkt)}`, ...(n ? { note: n } : {}) };
   },
   describe: spec => `rewrite the destination to ${spec.range?.text ?? '?'} (DNAT)`,
+  diffWrites: (_spec, options) => [natWrite('dst', lastArg(options, '--to-destination'))],
 });
 
 interface SnatSpec {
@@ -162,6 +173,7 @@ export const snatTarget = defineTarget<SnatSpec>({
     return { effect: ACCEPT, text: `SNAT → ${hostPort(pkt.src, r?.portFrom ?? null, pkt)}`, ...(n ? { note: n } : {}) };
   },
   describe: spec => `rewrite the source to ${spec.range?.text ?? '?'} (SNAT)`,
+  diffWrites: (_spec, options) => [natWrite('src', lastArg(options, '--to-source'))],
 });
 
 interface MasqSpec {
@@ -221,6 +233,8 @@ export const masqueradeTarget = defineTarget<MasqSpec>({
   },
   describe: spec =>
     `rewrite the source to the outgoing interface's address (MASQUERADE${spec.randomFully ? ', random source port' : ''})`,
+  // The address is the outgoing interface's, known only on the path.
+  diffWrites: () => [{ field: 'src', to: null, ports: null }],
 });
 
 export const redirectTarget = defineTarget<{ ports: { from: number; to: number } | null }>({
@@ -248,6 +262,10 @@ export const redirectTarget = defineTarget<{ ports: { from: number; to: number }
     return { effect: ACCEPT, text: `REDIRECT → ${shown}` };
   },
   describe: spec => `redirect to this node${spec.ports ? ` port ${spec.ports.from}` : ''} (REDIRECT)`,
+  diffWrites: (_spec, options) => {
+    const p = lastArg(options, '--to-ports');
+    return [{ field: 'dst', to: null, ports: p ? (portList(p)[0] ?? null) : null }];
+  },
 });
 
 export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
@@ -273,4 +291,10 @@ export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
     return { effect: ACCEPT, text: `NETMAP → ${formatAddr(mapped)}` };
   },
   describe: spec => `map addresses into ${spec.text} (NETMAP)`,
+  // NETMAP maps the destination in PREROUTING/OUTPUT and the source in POSTROUTING/INPUT; a user chain may be
+  // reached from either, so both count.
+  diffWrites: () => [
+    { field: 'dst', to: null, ports: null },
+    { field: 'src', to: null, ports: null },
+  ],
 });

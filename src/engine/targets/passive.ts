@@ -6,6 +6,7 @@
  * and conntrack matches see UNTRACKED.
  */
 import type { OptionSpec } from '../matches/types.ts';
+import { WRITES_NOTHING } from '../matches/knowledge.ts';
 import { CONTINUE, defineTarget, type TargetModule } from './types.ts';
 
 function passive(name: string, options: OptionSpec[], what: string): TargetModule<unknown> {
@@ -15,6 +16,9 @@ function passive(name: string, options: OptionSpec[], what: string): TargetModul
     compile: opts => ({ text: opts.map(o => [o.name, ...o.args].join(' ')).join(' ') }),
     apply: spec => ({ effect: CONTINUE, text: `${name}${spec.text ? ` ${spec.text}` : ''}` }),
     describe: spec => `${what}${spec.text ? ` (${spec.text})` : ''}; the packet continues`,
+    // What these change (TTL, TOS, DSCP, ipset members, security marks…) is read only by match modules whose
+    // diff facts are opaque (ttl, hl, set), whose classes the diff leaves open anyway.
+    diffWrites: WRITES_NOTHING,
   });
 }
 

@@ -5,6 +5,7 @@
  */
 import { hex, parseMarkMask } from '../matches/util.ts';
 import { defineTarget } from './types.ts';
+import { WRITES_NOTHING } from '../matches/knowledge.ts';
 
 export const nfqueueTarget = defineTarget<{ text: string }>({
   name: 'NFQUEUE',
@@ -21,6 +22,7 @@ export const nfqueueTarget = defineTarget<{ text: string }>({
     text: `NFQUEUE ${spec.text}`,
   }),
   describe: () => 'hand the packet to a userspace program, which decides',
+  diffWrites: WRITES_NOTHING,
 });
 
 export const tproxyTarget = defineTarget<{ text: string; mark: { value: number; mask: number } | null }>({
@@ -47,6 +49,8 @@ export const tproxyTarget = defineTarget<{ text: string; mark: { value: number; 
     };
   },
   describe: spec => `deliver to a local transparent proxy (${spec.text})`,
+  // `--tproxy-mark` sets the packet mark (xt_TPROXY.c) before the packet is delivered.
+  diffWrites: spec => (spec.mark ? [{ field: 'mark' }] : []),
 });
 
 export const synproxyTarget = defineTarget<{ text: string }>({
@@ -61,4 +65,5 @@ export const synproxyTarget = defineTarget<{ text: string }>({
   compile: opts => ({ text: opts.map(o => [o.name, ...o.args].join(' ')).join(' ') }),
   apply: () => ({ effect: { kind: 'unknown', reason: 'SYNPROXY answers the handshake itself' }, text: 'SYNPROXY' }),
   describe: () => 'answer the TCP handshake on behalf of the server (SYNPROXY)',
+  diffWrites: WRITES_NOTHING,
 });

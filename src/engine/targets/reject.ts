@@ -4,6 +4,7 @@
  */
 import type { CompileContext, ParsedOption } from '../matches/types.ts';
 import { defineTarget } from './types.ts';
+import { WRITES_NOTHING } from '../matches/knowledge.ts';
 
 const V4 = [
   'icmp-net-unreachable',
@@ -62,4 +63,5 @@ export const rejectTarget = defineTarget<{ with: string }>({
   },
   apply: spec => ({ effect: { kind: 'reject', with: spec.with }, text: `REJECT (${spec.with})` }),
   describe: spec => `drop and answer with ${spec.with}`,
+  diffWrites: WRITES_NOTHING,
 });

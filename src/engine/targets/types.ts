@@ -6,6 +6,7 @@ import type { EvalEnv } from '../eval/env.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { CompileContext, OptionSpec, ParsedOption } from '../matches/types.ts';
 import type { HookName } from '../model.ts';
+import type { Write } from '../matches/knowledge.ts';
 
 export type TargetEffect =
   | { readonly kind: 'continue' }
@@ -33,6 +34,11 @@ export interface TargetModule<S> {
   compile(options: readonly ParsedOption[], ctx: CompileContext): S;
   apply(spec: S, pkt: PacketState, env: EvalEnv): TargetResult;
   describe(spec: S): string;
+  /**
+   * The packet fields the target rewrites, for the diff (diff/facts.ts: which rewrites can reach a changed
+   * rule, and the values they write); `WRITES_NOTHING` for a target that changes no field the diff reads.
+   */
+  diffWrites(spec: S, options: readonly ParsedOption[]): readonly Write[];
 }
 
 export function defineTarget<S>(t: TargetModule<S>): TargetModule<unknown> {
