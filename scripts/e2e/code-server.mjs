@@ -33,6 +33,10 @@ export function quietSettings(extra = {}) {
     'npm.fetchOnlinePackageInfo': false,
     'git.enabled': false,
     'remote.autoForwardPorts': false, // no "Your application running on port … is available" toasts
+    // …and no scan for listening ports: a process spawned every few seconds from the extension host's
+    // thread, 60–190 ms each time on this machine (a remote-only VS Code feature), which the stall checks
+    // of 60-responsive would count against the extension.
+    'remote.autoForwardPortsSource': 'output',
     'editor.codeLens': true,
     'editor.hover.delay': 150,
     // A user "just trying" edits on an example dump (npm start) must not have them written to the file.

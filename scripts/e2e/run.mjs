@@ -74,6 +74,9 @@ async function loadChecks(only) {
 
 /** kube-proxy's rules for 10,000 Services × 10 endpoints (bench/generate.ts): 320,008 rules, 45 MB. */
 const BIG_DUMP = 'big/kube-320k.rules';
+const BIG_DUMP_CHANGED = 'big/kube-320k-changed.rules';
+/** The same text as plain text (not a dump): what opening 45 MB costs VS Code itself, for comparison. */
+const BIG_CONTROL = 'big/control-320k.txt';
 
 /**
  * A copy of examples/ with what the checks need: the node address setting, the hostile dump, the bad
@@ -91,7 +94,9 @@ function makeWorkspace(runDir) {
   fs.copyFileSync(path.join(CHECKS_DIR, 'fixtures', 'hostile.rules'), path.join(ws, 'hostile', 'hostile.rules'));
   fs.cpSync(path.join(CHECKS_DIR, 'fixtures', 'responsive'), path.join(ws, 'responsive'), { recursive: true });
   fs.mkdirSync(path.join(ws, path.dirname(BIG_DUMP)), { recursive: true });
-  const generate = `const { generateKubeProxyDump } = require(${JSON.stringify(path.join(REPO, 'bench', 'generate.ts'))}); require('node:fs').writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP))}, generateKubeProxyDump(10000, 10));`;
+  // And the same dump with one Service's first endpoint at 25% instead of 10%, to compare with it, and
+  // as plain text.
+  const generate = `const { generateKubeProxyDump } = require(${JSON.stringify(path.join(REPO, 'bench', 'generate.ts'))}); const fs = require('node:fs'); const text = generateKubeProxyDump(10000, 10); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP))}, text); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP_CHANGED))}, text.replace('--probability 0.10000000000 ', '--probability 0.25000000000 ')); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_CONTROL))}, 'a copy of kube-320k.rules that is not a dump\\n' + text);`;
   execFileSync(process.execPath, ['--import', 'tsx', '-e', generate], { cwd: REPO, stdio: 'inherit' });
   return ws;
 }

@@ -13,6 +13,10 @@ import { tracePacket } from './30-trace.e2e.mjs';
 import { DUMP } from './20-dump.e2e.mjs';
 
 const BIG = 'big/kube-320k.rules';
+/** The runner's copy of BIG with one endpoint's share changed (scripts/e2e/run.mjs). */
+const BIG_CHANGED = 'big/kube-320k-changed.rules';
+/** The same text as plain text, not a dump: what VS Code itself spends opening 45 MB (scripts/e2e/run.mjs). */
+const BIG_CONTROL = 'big/control-320k.txt';
 const LOOP = 'responsive/goto-loop.rules';
 const BAD_PORT = 'responsive/bad-port.yaml';
 /** The generator's Service 3915 (10.96.39.15:80): ten endpoints, 10% each (see bench/generate.ts). */
@@ -24,7 +28,35 @@ function stallsSince(ctx, mark) {
   return [...text.matchAll(/event loop stalled (\d+) ms/g)].map(m => Number(m[1]));
 }
 
+/**
+ * How much of each stall the extension host's thread itself ran (`this thread ran N ms of it`, on Node
+ * 23.9+): the rest of a stall is the 2-core machine running other threads (the engine workers, the
+ * renderer). A stall logged without the figure counts whole.
+ */
+function busySince(ctx, mark) {
+  const text = ctx.extensionLog().slice(mark);
+  return [...text.matchAll(/event loop stalled (\d+) ms(?: \(this thread ran (\d+) ms of it\))?/g)].map(m =>
+    Number(m[2] ?? m[1]),
+  );
+}
+
 const longest = stalls => (stalls.length ? Math.max(...stalls) : 0);
+
+/** The stalls logged between two marks of the log: their count, the longest, and the longest the thread ran. */
+function phaseStalls(ctx, from, to) {
+  const all = stallsSince(ctx, from);
+  const stalls = all.slice(0, all.length - stallsSince(ctx, to).length);
+  const busyAll = busySince(ctx, from);
+  const busy = busyAll.slice(0, busyAll.length - busySince(ctx, to).length);
+  return {
+    stalls,
+    busy,
+    text: `${stalls.length} (longest ${longest(stalls)} ms, of which the thread ran at most ${longest(busy)} ms)`,
+  };
+}
+
+/** With PACKETLENS_CPU_PROFILE set (a diagnostic run), the extension writes its profile every 15 s: wait for the last. */
+const profiled = wb => (process.env.PACKETLENS_CPU_PROFILE ? wb.page.waitForTimeout(16_000) : Promise.resolve());
 
 async function notification(wb, pattern, timeout) {
   const toast = wb.page.locator('.notifications-toasts .notification-toast', { hasText: pattern }).first();
@@ -68,6 +100,12 @@ export const checks = [
       await wb.page.waitForTimeout(5000);
       const idle = stallsSince(ctx, idleMark);
       await wb.closeAllEditors();
+      // The control: the same 45 MB as plain text, which Packet Lens does not read.
+      const controlMark = ctx.extensionLog().length;
+      await openLarge(wb, BIG_CONTROL);
+      await wb.page.waitForTimeout(3000);
+      const control = phaseStalls(ctx, controlMark, ctx.extensionLog().length);
+      await wb.closeAllEditors();
       const mark = ctx.extensionLog().length;
       const t0 = Date.now();
       const editor = await openLarge(wb, BIG);
@@ -106,6 +144,7 @@ export const checks = [
       const hover2Ms = Date.now() - h1;
       await wb.settle();
 
+      const beforeTrace = ctx.extensionLog().length;
       await tracePacket(wb, BIG_PACKET);
       const t1 = Date.now();
       await wb.page.keyboard.press('Enter');
@@ -123,23 +162,71 @@ export const checks = [
         `the diagram does not show the 10 outcomes of ${BIG_PACKET}: ${clip(await frame.locator('body').innerText())}`,
       );
       await wb.page.waitForTimeout(1500); // the log reaches its file
-      const openStalls = stallsSince(ctx, mark).slice(
-        0,
-        stallsSince(ctx, mark).length - stallsSince(ctx, afterOpen).length,
-      );
-      const laterStalls = stallsSince(ctx, afterOpen);
+      await profiled(wb);
+      const end = ctx.extensionLog().length;
+      const open = phaseStalls(ctx, mark, afterOpen);
+      const validate = phaseStalls(ctx, afterOpen, beforeTrace);
+      const trace = phaseStalls(ctx, beforeTrace, end);
       ctx.log(
         `big dump: opened in ${opened} ms, parsed (status bar) after ${parsed} ms; first hover ${hoverMs} ms, hover while validating ${hover2Ms} ms, trace drawn in ${traceMs} ms; ` +
-          `extension host stalls > 50 ms: idle before ${idle.length} in 5 s (longest ${longest(idle)} ms), while opening ${openStalls.length} (longest ${longest(openStalls)} ms), after the parse ${laterStalls.length} (longest ${longest(laterStalls)} ms): ${laterStalls.join(', ')}`,
+          `extension host stalls > 50 ms: idle before ${idle.length} in 5 s (longest ${longest(idle)} ms); opening the same text as plain text (control) ${control.text}; opening ${open.text}; validating and hovering ${validate.text}; tracing ${trace.text}`,
       );
       expect(hover2Ms < 10_000, `a hover after the parse took ${hover2Ms} ms`);
       // Before the engine workers the parse alone held the extension host 2.3–4.7 s, and the outline of
-      // 110k chains 2.4 s. On an idle machine no stall is above 50 ms; on this shared one the scheduler adds
-      // its own (the idle figure above), so the bound here is looser than the goal.
-      const bound = Math.max(250, 3 * longest(idle));
+      // 110k chains 2.4 s. The goal is no stall above 50 ms; on this shared 2-core machine a stall is mostly
+      // other threads running (the worker parsing, the renderer), so the check bounds what the extension
+      // host's thread itself ran during a stall after the parse. Opening is reported, not bounded: VS Code
+      // itself spends hundreds of ms on the thread receiving a 45 MB document (README, "Large dumps").
+      const later = [...validate.busy, ...trace.busy];
+      const bound = 50;
       expect(
-        longest(laterStalls) <= bound,
-        `the extension host's event loop stalled ${longest(laterStalls)} ms (bound ${bound} ms) while the 320k-rule dump was validated, hovered and traced (${laterStalls.join(', ')} ms)`,
+        longest(later) <= bound,
+        `the extension host's thread itself ran ${longest(later)} ms during one stall (bound ${bound} ms) while the 320k-rule dump was validated, hovered and traced (${later.join(', ')} ms)`,
+      );
+      await wb.closeAllEditors();
+    },
+  },
+  {
+    name: 'big diff: comparing two 320k-rule dumps shows the changed Service, and the extension host does not stall',
+    timeoutMs: 400_000,
+    async run(wb, ctx) {
+      await wb.closeAllEditors();
+      await wb.openFile(DUMP);
+      await wb.page.waitForTimeout(1500);
+      const idleMark = ctx.extensionLog().length;
+      await wb.page.waitForTimeout(5000);
+      const idle = stallsSince(ctx, idleMark);
+      await wb.closeAllEditors();
+      const mark = ctx.extensionLog().length;
+      const t0 = Date.now();
+      // The command asks for the old dump, then the new one (neither is open: both are read from disk).
+      await wb.runCommand('Packet Lens: Compare Packet Behaviour');
+      for (const [file, title] of [
+        [BIG, '(1/2)'],
+        [BIG_CHANGED, '(2/2)'],
+      ]) {
+        await wb.page.locator('.quick-input-widget', { hasText: title }).waitFor({ state: 'visible', timeout: 30_000 });
+        await wb.page.keyboard.type(file);
+        const name = file.split('/').pop();
+        const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+        await row.waitFor({ state: 'visible', timeout: 30_000 });
+        await wb.page.waitForTimeout(300);
+        await wb.page.keyboard.press('Enter');
+      }
+      const frame = await wb.webviewFrame('.diff-groups', { timeout: 360_000 });
+      const summary = await frame.locator('header.title').innerText();
+      const diffMs = Date.now() - t0;
+      await wb.page.waitForTimeout(1500); // the log reaches its file
+      await profiled(wb);
+      const compare = phaseStalls(ctx, mark, ctx.extensionLog().length);
+      ctx.log(
+        `big diff: report shown after ${diffMs} ms (${clip(summary.replace(/\s+/g, ' '), 160)}); extension host stalls > 50 ms: idle before ${idle.length} in 5 s (longest ${longest(idle)} ms); comparing ${compare.text}`,
+      );
+      expect(/Service/.test(summary), `the report does not name the changed Service: ${clip(summary)}`);
+      const bound = 50;
+      expect(
+        longest(compare.busy) <= bound,
+        `the extension host's thread itself ran ${longest(compare.busy)} ms during one stall (bound ${bound} ms) while two 320k-rule dumps were compared (${compare.busy.join(', ')} ms)`,
       );
       await wb.closeAllEditors();
     },
