@@ -103,11 +103,16 @@ function item(it: DiffItemView, h: DiffHandlers): HTMLElement {
 export function renderDiff(root: HTMLElement, model: DiffViewModel, h: DiffHandlers): void {
   root.replaceChildren();
   const header = el('header', 'title');
-  header.append(
-    el('h1', null, `Packet behaviour · ${model.oldLabel} → ${model.newLabel}`),
-    el('p', 'summary', model.summary),
-    el('p', 'facts', model.facts),
-  );
+  header.append(el('h1', null, `Packet behaviour · ${model.oldLabel} → ${model.newLabel}`));
+  // The change in a reviewer's words first (the CLI's first lines), then the counts and the evidence.
+  const heads = model.headlines ?? [];
+  if (heads.length) {
+    const ul = el('ul', 'headlines');
+    ul.setAttribute('aria-label', 'What changes, in short');
+    for (const h of heads) ul.append(el('li', 'headline', h));
+    header.append(ul);
+  }
+  header.append(el('p', 'summary', model.summary), el('p', 'facts', model.facts));
   root.append(header);
   if (model.identical)
     root.append(

@@ -5,7 +5,7 @@
  * Plain data only: the webview draws it with `textContent`, so nothing from the dumps becomes HTML.
  */
 import type { ClassChange, DiffFate, DiffReport, DiffRuleRef } from '../engine/api.ts';
-import { fateText, noChangeText } from '../engine/api.ts';
+import { fateText, headlineSentences, noChangeText } from '../engine/api.ts';
 import type { DiffFateView, DiffGroupView, DiffItemView, DiffRuleView, DiffViewModel } from '../shared/protocol.ts';
 import { percent } from './probability.ts';
 
@@ -118,6 +118,7 @@ export function diffViewModel(report: DiffReport, oldLabel: string, newLabel: st
     oldLabel,
     newLabel,
     summary: report.summary,
+    headlines: headlineSentences(report),
     identical: report.identical,
     facts,
     changedChains: cc.map(chainChangeText),

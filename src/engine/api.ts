@@ -93,7 +93,7 @@ export { optionRange, type ParsedOption } from './matches/types.ts';
 export { TARGETS, STANDARD_TARGETS } from './targets/registry.ts';
 export { MATCHES } from './matches/registry.ts';
 export { diffRulesets, summaryLine, type DiffOptions } from './diff/diff.ts';
-export { formatDiffText, formatDiffMarkdown, fateText, noChangeText } from './diff/format.ts';
+export { formatDiffText, formatDiffMarkdown, fateText, noChangeText, headlineSentences } from './diff/format.ts';
 export type {
   DiffReport,
   DiffResult,
@@ -103,6 +103,7 @@ export type {
   DiffGroup,
   DiffGroupKey,
   DiffRuleRef,
+  DiffHeadline,
   PacketClassView,
   ClassExtent,
   ChangeAspect,

@@ -224,6 +224,8 @@ export interface DiffViewModel {
   readonly newLabel: string;
   /** "N packet classes change · M Services affected". */
   readonly summary: string;
+  /** The change in a reviewer's words, one sentence per Service or chain (the CLI's first lines). */
+  readonly headlines: readonly string[];
   readonly identical: boolean;
   /** `191 packet classes traced · 2 chains differ (counters and comments aside)`. */
   readonly facts: string;

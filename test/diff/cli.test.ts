@@ -50,6 +50,7 @@ describe('packetlens diff', () => {
       'changes',
       'classesTraced',
       'groups',
+      'headlines',
       'identical',
       'new',
       'old',

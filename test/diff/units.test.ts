@@ -127,13 +127,18 @@ describe('diff building blocks', () => {
 });
 
 describe('addrRepresentative', () => {
-  it('prefers a documentation address, else the ordinary value', async () => {
+  it('prefers a documentation address, else a special-use one, else the ordinary value', async () => {
     const { addrRepresentative } = await import('../../src/engine/diff/space.ts');
     assert.equal(
       addrRepresentative(6, { lo: 0x2001n << 112n, hi: (0x2002n << 112n) - 1n }, []),
       (0x20010db8n << 96n) + 10n,
     );
     assert.equal(addrRepresentative(4, { lo: 0xc0000200n + 20n, hi: 0xc0000300n }, []), 0xc0000200n + 21n);
-    assert.equal(addrRepresentative(4, { lo: 0x0a000000n, hi: 0x0affffffn }, []), 0x0a000001n);
+    // No documentation range inside: RFC 1918's 10.0.0.10, not the public 1.0.0.10 the old fallback chose.
+    assert.equal(addrRepresentative(4, { lo: 0x0a000000n, hi: 0x0affffffn }, []), 0x0a00000an);
+    assert.equal(addrRepresentative(4, { lo: 0n, hi: 0x0a09ffffn }, []), 0x0a00000an);
+    assert.equal(addrRepresentative(4, { lo: 0x80000000n, hi: 0xc0000007n }, []), 0xac10000an);
+    // Only public space left: the ordinary value.
+    assert.equal(addrRepresentative(4, { lo: 0x0b000000n, hi: 0x0bffffffn }, []), 0x0b000001n);
   });
 });

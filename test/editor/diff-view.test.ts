@@ -32,6 +32,8 @@ describe('behaviour comparison in the editor', () => {
     const { report, oldText, newText } = compare('endpoint-added');
     const v = diffViewModel(report, 'old.rules', 'new.rules');
     assert.equal(v.summary, '34 packet classes change · 1 Service affected');
+    // The panel leads with the CLI's first sentence (the fixture adds svc1's endpoint 10.10.2.13:80).
+    assert.match(v.headlines[0] ?? '', /^default\/svc1:svc1-webport gained endpoint 10\.10\.2\.13:80; /);
     assert.equal(
       v.facts,
       `${report.classesTraced.toLocaleString('en-US')} packet classes traced · 2 chains differ (counters and comments aside)`,
@@ -51,7 +53,7 @@ describe('behaviour comparison in the editor', () => {
       listed,
       report.groups[0]!.changes.slice().sort((a, b) => a - b),
     );
-    const outside = g.items.find(it => it.packet === 'tcp 1.0.0.10:40000 -> 10.200.1.230:80')!;
+    const outside = g.items.find(it => it.packet === 'tcp 203.0.113.10:40000 -> 10.200.1.230:80')!;
     assert.ok(outside, g.items.map(i => i.packet).join('\n'));
     assert.deepEqual(outside.aspects, ['dnat', 'probability']);
     assert.deepEqual(

@@ -32,9 +32,10 @@ import { buildContexts } from './contexts.ts';
 import { JumpGraph, targetName } from './graph.ts';
 import { changedChains, chainKey } from './normalize.ts';
 import { relevantChains, transparentJump } from './relevant.ts';
-import { type Span, addrValue, netSpan } from './space.ts';
+import { type Span, addrValue, isDocAddr, netSpan } from './space.ts';
 import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
+import { diffHeadlines } from './headlines.ts';
 import type { ClassChange, DiffGroup, DiffGroupKey, DiffReport, DiffResult, DiffRuleRef, DiffSide } from './types.ts';
 
 export interface DiffOptions {
@@ -313,7 +314,8 @@ export function diffRulesets(
       }
     }
   }
-  const report = assemble(oldRs, newRs, chainChanges, queue.length, changes, approximations, warnings, unexplored);
+  const body = assemble(oldRs, newRs, chainChanges, queue.length, changes, approximations, warnings, unexplored);
+  const report: DiffReport = { ...body, headlines: diffHeadlines(body, oldRs, newRs) };
   return { ok: true, report, errors: [...errorsOf(oldRs, chainChanges), ...errorsOf(newRs, chainChanges)] };
 }
 
@@ -465,6 +467,21 @@ function ruleRef(rs: Ruleset, r: Rule): DiffRuleRef {
   };
 }
 
+/**
+ * Whether a class's representative client lies in a documentation range (space.ts): such classes lead their
+ * group, so the example a report shows for alike classes is 203.0.113.10, not an address of the cluster.
+ */
+function docClient(c: ClassChange): boolean {
+  const word = c.class.packet.split(' ')[1] ?? '';
+  const text = word.startsWith('[')
+    ? word.slice(1, word.indexOf(']'))
+    : word.includes('.')
+      ? word.split(':')[0]!
+      : word;
+  const a = parseAddr(text);
+  return a !== null && isDocAddr(a.v, addrValue(a));
+}
+
 function assemble(
   oldRs: Ruleset,
   newRs: Ruleset,
@@ -474,11 +491,11 @@ function assemble(
   approximations: string[],
   warnings: string[],
   unexplored: DiffRuleRef[],
-): DiffReport {
+): Omit<DiffReport, 'headlines'> {
   const key = (k: DiffGroupKey) => (k.kind === 'service' ? `0 ${k.name}` : `1 ${k.table} ${k.chain}`);
   const changes = unordered
-    .map((c, i) => ({ c, i }))
-    .sort((x, y) => key(x.c.group).localeCompare(key(y.c.group)) || x.i - y.i)
+    .map((c, i) => ({ c, i, doc: docClient(c) ? 0 : 1 }))
+    .sort((x, y) => key(x.c.group).localeCompare(key(y.c.group)) || x.doc - y.doc || x.i - y.i)
     .map(x => x.c);
   const groups: DiffGroup[] = [];
   changes.forEach((c, i) => {

@@ -52,8 +52,25 @@ function ruleRefText(r: DiffRuleRef): string {
   return `${r.file}:${r.line}  ${r.table} ${r.chain} #${r.rule}  ${r.text}`;
 }
 
+/** Headlines shown at most before "and N more"; the report below lists every change. */
+export const MAX_HEADLINES = 8;
+
+/** The headlines as sentences (a full stop added), at most `MAX_HEADLINES`, then how many more there are. */
+export function headlineSentences(report: DiffReport): string[] {
+  const hs = report.headlines ?? [];
+  const out = hs.slice(0, MAX_HEADLINES).map(h => `${h.text}.`);
+  if (hs.length > MAX_HEADLINES) out.push(`… and ${hs.length - MAX_HEADLINES} more (below).`);
+  return out;
+}
+
 export function formatDiffText(report: DiffReport): string {
-  const out: string[] = [`packetlens diff: ${report.old.file} → ${report.new.file}`];
+  // A reviewer reads the change in words first (headlines.ts), then the evidence.
+  const heads = headlineSentences(report);
+  const out: string[] = [
+    ...heads,
+    ...(heads.length ? [''] : []),
+    `packetlens diff: ${report.old.file} → ${report.new.file}`,
+  ];
   const cc = report.changedChains;
   out.push(
     cc.length
@@ -125,6 +142,8 @@ function cell(s: string): string {
 
 export function formatDiffMarkdown(report: DiffReport): string {
   const out: string[] = [`### packetlens diff: ${code(report.old.file)} → ${code(report.new.file)}`, ''];
+  const heads = headlineSentences(report);
+  if (heads.length) out.push(...heads.map(h => `- **${cell(h)}**`), '');
   const cc = report.changedChains;
   out.push(
     `**${cell(report.summary)}** — ${report.classesTraced} packet classes traced; ${cc.length} chain${cc.length === 1 ? '' : 's'} differ${cc.length === 1 ? 's' : ''} (counters and comments aside).`,

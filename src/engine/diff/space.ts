@@ -68,19 +68,51 @@ const DOC_RANGES: Record<Family, readonly Span[]> = {
 };
 
 /**
- * The address that stands for an atom: a preferred one inside it, else one of a documentation range
- * (its `.10`, or the first host of the part inside the atom), else `representative`'s ordinary value.
+ * Special-use ranges no host on the internet has, for an atom that holds no documentation range: RFC 2544
+ * benchmarking (198.18.0.0/15), RFC 6598 shared space (100.64.0.0/10), RFC 1918 private networks, the
+ * reserved 240.0.0.0/4; for IPv6 the RFC 4193 unique-local fd00::/8. A report never shows a real public
+ * address such as 1.0.0.10 (a public resolver's network) as a client.
  */
-export function addrRepresentative(family: Family, atom: Span, preferred: readonly bigint[]): bigint {
-  for (const p of preferred) if (atom.lo <= p && p <= atom.hi) return p;
-  for (const r of DOC_RANGES[family]) {
+const SPECIAL_RANGES: Record<Family, readonly Span[]> = {
+  4: [
+    { lo: 0xc6120000n, hi: 0xc613ffffn },
+    { lo: 0x64400000n, hi: 0x647fffffn },
+    { lo: 0x0a000000n, hi: 0x0affffffn },
+    { lo: 0xac100000n, hi: 0xac1fffffn },
+    { lo: 0xc0a80000n, hi: 0xc0a8ffffn },
+    { lo: 0xf0000000n, hi: 0xfffffffen },
+  ],
+  6: [{ lo: 0xfdn << 120n, hi: (0xfdn << 120n) | ((1n << 120n) - 1n) }],
+};
+
+/** Whether an address lies in a documentation range (RFC 5737, RFC 3849). */
+export function isDocAddr(family: Family, n: bigint): boolean {
+  return DOC_RANGES[family].some(r => r.lo <= n && n <= r.hi);
+}
+
+function inRanges(ranges: readonly Span[], atom: Span): bigint | null {
+  for (const r of ranges) {
     const lo = r.lo > atom.lo ? r.lo : atom.lo;
     const hi = r.hi < atom.hi ? r.hi : atom.hi;
     if (lo > hi) continue;
     if (lo <= r.lo + 10n && r.lo + 10n <= hi) return r.lo + 10n;
     return hi - lo >= 2n ? lo + 1n : lo;
   }
-  return representative(atom, [], family === 4 ? 1n << 24n : 1n << 120n);
+  return null;
+}
+
+/**
+ * The address that stands for an atom: a preferred one inside it, else one of a documentation range
+ * (its `.10`, or the first host of the part inside the atom), else one of a special-use range likewise,
+ * else `representative`'s ordinary value (an atom inside public space that holds none of these).
+ */
+export function addrRepresentative(family: Family, atom: Span, preferred: readonly bigint[]): bigint {
+  for (const p of preferred) if (atom.lo <= p && p <= atom.hi) return p;
+  return (
+    inRanges(DOC_RANGES[family], atom) ??
+    inRanges(SPECIAL_RANGES[family], atom) ??
+    representative(atom, [], family === 4 ? 1n << 24n : 1n << 120n)
+  );
 }
 
 /** `10.0.0.0/8`, `10.1.2.3`, or `10.0.0.0–10.0.0.9` when the atom is not one network. */

@@ -101,6 +101,23 @@ export interface DiffGroup {
   readonly changes: readonly number[];
 }
 
+/**
+ * One sentence of the review-shaped summary (headlines.ts): what a Service or chain now does differently,
+ * in a reviewer's words, with the classes it sums up and the rules that cause it.
+ */
+export interface DiffHeadline {
+  /** `endpoints` (DNAT targets lost, gained, re-weighted), `disposition` (now drops, lets through), `translation`
+   * (masquerade, SNAT), `rules` (a chain's added or removed rules), `policy` (a built-in chain's policy). */
+  readonly kind: 'endpoints' | 'disposition' | 'translation' | 'rules' | 'policy';
+  /** The Service port (`default/svc1:http`) or the chain (`filter INPUT`) it is about. */
+  readonly subject: string;
+  readonly text: string;
+  /** Indexes into `changes` of the classes it sums up. */
+  readonly changes: readonly number[];
+  /** The rules on either side that make the difference for those classes. */
+  readonly rules: readonly DiffRuleRef[];
+}
+
 export interface DiffSide {
   readonly file: string;
   readonly rules: number;
@@ -121,6 +138,8 @@ export interface DiffReport {
   readonly verdict: 'identical' | 'changed' | 'no-change-found';
   /** "N packet classes change · M Services affected". */
   readonly summary: string;
+  /** The change in a reviewer's words, one sentence per Service or chain (headlines.ts); empty when none changes. */
+  readonly headlines: readonly DiffHeadline[];
   readonly changedChains: readonly ChainChange[];
   /** Packet classes traced under both rulesets. */
   readonly classesTraced: number;
