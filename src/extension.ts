@@ -9,6 +9,7 @@
  */
 import * as vscode from 'vscode';
 import type { Settings } from './editor/settings.ts';
+import type { NodeRequest } from './shared/engine-protocol.ts';
 import { DumpCodeLens } from './vscode/codelens-provider.ts';
 import {
   COMMANDS,
@@ -97,7 +98,8 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const virtualDumps = new VirtualDumps();
   // Set below: the node context of each dump (status item, traces, comparisons).
   let nodes: NodeContexts | null = null;
-  const nodeFor = async (a: Analysis) => (nodes ? (await nodes.contextFor(a)).node : settings().node);
+  const nodeFor = async (a: Analysis): Promise<NodeRequest> =>
+    nodes ? nodes.requestFor(a) : { node: settings().node };
   const controller = new TraceController(store, sessions, context.globalState, settings, nodeFor, busy);
   // Set below: the panel's handlers route traces from manifests to the manifest features.
   let manifests: ManifestRegistry | null = null;
@@ -286,7 +288,9 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       if (!e.affectsConfiguration(SECTION)) return;
       cached = null;
       codeLens.refresh();
-      if (e.affectsConfiguration(`${SECTION}.node`)) refreshNode();
+      if (e.affectsConfiguration(`${SECTION}.node.contextFiles`))
+        nodes?.filesChanged('packetlens.node.contextFiles changed');
+      else if (e.affectsConfiguration(`${SECTION}.node`)) refreshNode();
       if (
         e.affectsConfiguration(`${SECTION}.kubeProxy`) ||
         e.affectsConfiguration(`${SECTION}.manifests`) ||

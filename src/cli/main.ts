@@ -14,6 +14,7 @@ import {
   parsePacketText,
   tracePacket,
   validateRules,
+  nodeContextNotes,
 } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
@@ -224,15 +225,22 @@ function trace(argv: string[], io: Io): number {
   if (ipsets) for (const line of formatDiagnostics(sources.ipset!.file, ipsets.diagnostics)) io.err(line);
   if (!flags.json) for (const n of sources.notes) io.err(`note: ${n}`);
   const whyNot = flags['why-not'] ?? false;
+  // What the node's files leave out or contradict in the dump travels with every trace (node-check.ts).
+  const contextNotes = sources.context
+    ? nodeContextNotes(sources.context, rs).map(n => `node files: ${n.message}`)
+    : [];
   let first = true;
   for (const { input, where } of inputs) {
-    const r = tracePacket(rs, input, {
+    const traced = tracePacket(rs, input, {
       node,
       ipsets,
       recent: flags.affinity ?? [],
       explain: whyNot || !flags.json || !!flags.live,
     });
-    if (!r.ok) throw new UsageError(`${where}: ${r.error}`);
+    if (!traced.ok) throw new UsageError(`${where}: ${traced.error}`);
+    const r = contextNotes.length
+      ? { ...traced, trace: { ...traced.trace, warnings: [...contextNotes, ...traced.trace.warnings] } }
+      : traced;
     // The prediction in the kernel's words, or held against a live capture (live.ts).
     if (flags.format) {
       for (const l of kernelWords(r.trace, flags.format, sources.text)) io.out(l);

@@ -5,15 +5,19 @@
  * 1. the user's choice for the file, else for the nearest folder that has one (the status item's quick
  *    pick, kept in workspace state);
  * 2. the settings (`packetlens.node.*`, resource-scoped: user, workspace or folder);
- * 3. what the files suggest: the Node object of the manifests next to the dump whose name is in the dump's
+ * 3. the node's own files (`ip -j addr`, `ip -j route`, `ip -j rule`, `sysctl -a`) beside the dump or named
+ *    by `packetlens.node.contextFiles` (node-files.ts): read by the engine with their interfaces, routes and
+ *    sysctls, so the trace routes and masquerades as that node does;
+ * 4. what the files suggest: the Node object of the manifests next to the dump whose name is in the dump's
  *    file name (kube/dump-node.ts), and the addresses the dump itself implies (eval/node-inference.ts) —
  *    used as *inferred* addresses, so every answer that depends on them says where they came from;
- * 4. nothing: the node's address is the symbolic `node(eth0)` and every trace says so.
+ * 5. nothing: the node's address is the symbolic `node(eth0)` and every trace says so.
  *
  * A source is a value of `NodeLayer`; a new one (node-context files next to the dump) is one more layer in
  * the list handed to `resolveNodeContext`, in its place. Pure: no `vscode`, unit-tested.
  */
 import { type InferredAddress, type NodeConfig, parseAddr, parseNet } from '../engine/api.ts';
+import { type NodeFileText, type NodeFilesSummary, baseName } from './node-files.ts';
 
 /** One interface: its name and addresses in CIDR form. */
 export interface NodeInterface {
@@ -35,7 +39,7 @@ export interface NodeChoice {
   readonly routeLocalnet?: boolean;
 }
 
-export type NodeSourceKind = 'chosen' | 'settings' | 'inferred' | 'assumed';
+export type NodeSourceKind = 'chosen' | 'settings' | 'files' | 'inferred' | 'assumed';
 
 /** One source of node facts: the fields it knows (absent: ask the next source) and how to name it. */
 export interface NodeLayer {
@@ -54,6 +58,18 @@ export interface NodeLayer {
    * same answer): it is given none, so it also keeps the extra local addresses it finds (IPVS's).
    */
   readonly engineInfers?: boolean;
+  /** The node's files (kind `files`): sent with every trace, read by the engine worker. */
+  readonly nodeFiles?: readonly NodeFileText[];
+  readonly filesSummary?: NodeFilesSummary;
+  /** Where the files were found: `beside the dump`, `packetlens.node.contextFiles`. */
+  readonly where?: string;
+}
+
+/** The node's files in use for a dump, what the worker made of them, and where they were found. */
+export interface NodeFilesInUse {
+  readonly origin: string;
+  readonly where: string;
+  readonly summary: NodeFilesSummary;
 }
 
 /** The node context in use for one file. */
@@ -70,6 +86,9 @@ export interface NodeContext {
   readonly routeLocalnet: boolean;
   /** What the engine is given for a trace or a comparison. */
   readonly node: NodeConfig;
+  /** The node's files the trace reads (sent with each trace to the worker); empty without them. */
+  readonly nodeFiles: readonly NodeFileText[];
+  readonly files: NodeFilesInUse | null;
   /** Where each field came from, for the tooltip: `interfaces: settings`. */
   readonly fieldOrigins: Readonly<Record<'uplink' | 'interfaces' | 'routes', string>>;
 }
@@ -163,8 +182,10 @@ export function resolveNodeContext(layers: readonly NodeLayer[]): NodeContext {
   const interfaces = ifaceLayer?.interfaces ?? [];
   const routes = routeLayer?.routes ?? [];
   const routeLocalnet = first('routeLocalnet')?.routeLocalnet ?? false;
+  const filesLayer = layers.find(l => l.kind === 'files' && l.filesSummary);
   const node: NodeConfig = {
-    addresses: given?.addresses ?? [],
+    // The files' addresses reach the engine with their interfaces, through the files themselves.
+    addresses: given && given.kind !== 'files' ? (given.addresses ?? []) : [],
     uplink,
     interfaces,
     routes,
@@ -181,6 +202,10 @@ export function resolveNodeContext(layers: readonly NodeLayer[]): NodeContext {
     routes,
     routeLocalnet,
     node,
+    nodeFiles: filesLayer?.nodeFiles ?? [],
+    files: filesLayer
+      ? { origin: filesLayer.origin, where: filesLayer.where ?? '', summary: filesLayer.filesSummary! }
+      : null,
     fieldOrigins: {
       uplink: uplinkLayer?.origin ?? 'default',
       interfaces: ifaceLayer?.origin ?? 'none',
@@ -200,7 +225,9 @@ export function nodeStatusText(ctx: NodeContext): string {
   if (ctx.kind === 'assumed' || ctx.addresses.length === 0)
     return `Node: assumed${ctx.uplink !== DEFAULT_UPLINK ? ` · ${ctx.uplink}` : ''}`;
   const more = ctx.addresses.length > 1 ? ` +${ctx.addresses.length - 1}` : '';
-  return `Node ${ctx.addresses[0]}${more}${ctx.kind === 'inferred' ? ' (inferred)' : ''} · ${ctx.uplink}`;
+  const from =
+    ctx.kind === 'files' ? ` · ${ctx.origin}` : ctx.files ? ` · files: ${ctx.files.summary.used.length}` : '';
+  return `Node ${ctx.addresses[0]}${more}${ctx.kind === 'inferred' ? ' (inferred)' : ''} · ${ctx.uplink}${from}`;
 }
 
 /** The status item's tooltip, in Markdown (every word names something the user can click or set). */
@@ -214,11 +241,34 @@ export function nodeStatusTooltip(ctx: NodeContext, file: string): string {
     lines.push(
       `Addresses ${ctx.addresses.join(', ')} read off the files (${ctx.inferred.map(i => shortLocation(i.from)).join(', ')}); traces say they were inferred. Click to confirm or choose another.`,
     );
+  else if (ctx.kind === 'files' && ctx.files)
+    lines.push(
+      `Addresses ${ctx.addresses.join(', ')} read from the node's own \`ip addr\` (${baseName(ctx.files.summary.addressFile ?? '')}${ctx.files.summary.addressIface ? `; primary on ${ctx.files.summary.addressIface}` : ''}).`,
+    );
   else lines.push(`Addresses ${ctx.addresses.join(', ')} (${ctx.origin}).`);
+  if (ctx.files) lines.push(...nodeFilesTooltip(ctx.files));
   lines.push(
     `Uplink ${ctx.uplink} (${ctx.fieldOrigins.uplink}) · interfaces: ${ctx.interfaces.length ? ctx.interfaces.map(i => `${i.name} ${i.addresses.join(' ')}`).join(', ') : 'none'} · routes: ${ctx.routes.length ? ctx.routes.map(r => `${r.dst} → ${r.iface}`).join(', ') : 'none'}${ctx.routeLocalnet ? ' · route_localnet' : ''}.`,
   );
   return lines.join('\n\n');
+}
+
+/** The node files' part of the tooltip: which files, what they gave, what they leave out or contradict. */
+export function nodeFilesTooltip(files: NodeFilesInUse): string[] {
+  const s = files.summary;
+  const out = [
+    `Node files ${files.where}: ${s.used.map(u => `${baseName(u.file)} (${u.kind})`).join(', ')} — traces route, masquerade and check rp_filter as this node does${s.routeCount ? ` (${s.routeCount} routes${s.uplink ? `, default via ${s.uplink}` : ', no default route'}${s.ruleCount ? `, ${s.ruleCount} policy rules` : ''})` : ''}.`,
+  ];
+  if (s.unused.length)
+    out.push(`Not read by the editor's traces: ${s.unused.map(u => `${baseName(u.file)} (${u.kind})`).join(', ')}.`);
+  for (const n of s.notes)
+    out.push(`${n.severity === 'warning' ? '$(warning) ' : ''}${n.message}${/[.?!]$/.test(n.message) ? '' : '.'}`);
+  return out;
+}
+
+/** True when the node's files contradict the dump or have errors: the status item says so. */
+export function nodeFilesDisagree(ctx: NodeContext): boolean {
+  return !!ctx.files?.summary.notes.some(n => n.severity === 'warning');
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };

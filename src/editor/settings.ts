@@ -21,6 +21,11 @@ export interface Limits {
 
 export interface Settings {
   readonly node: NodeConfig;
+  /**
+   * The node's own files (`ip -j addr`, `ip -j route`, `ip -j rule`, `sysctl -a` outputs, or folders holding
+   * them), relative to the dump's workspace folder; empty: the files beside the dump are looked at.
+   */
+  readonly nodeContextFiles: readonly string[];
   readonly problems: readonly string[];
   /** `auto`: the mode the manifests configure (KubeProxyConfiguration, kind's kubeProxyMode). */
   readonly kubeProxy: { readonly mode: 'auto' | 'iptables' | 'ipvs' | 'nftables'; readonly version: string };
@@ -90,6 +95,9 @@ export function readSettings(get: SettingGetter): Settings {
   const version = get('kubeProxy.version');
   return {
     node: { addresses, interfaces, routes, uplink, routeLocalnet: get('node.routeLocalnet') === true },
+    nodeContextFiles: strings(get('node.contextFiles'))
+      .map(p => p.trim())
+      .filter(Boolean),
     problems,
     kubeProxy: {
       mode: mode === 'iptables' || mode === 'ipvs' || mode === 'nftables' ? mode : 'auto',

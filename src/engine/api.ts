@@ -187,6 +187,7 @@ export {
 } from './nodectx/read.ts';
 export type { NodeContext, NodeFileKind, NodeFileResult, NodeInterface, NodeRoute, NodeRule } from './nodectx/types.ts';
 export { classifyBundleFile, type BundleFileKind } from './bundle.ts';
+export { nodeContextNotes, type NodeContextNote } from './node-check.ts';
 export type { RouteResult, RouteQuery } from './eval/routing.ts';
 export { outcomeInKernelWords, xtVerdict, nftVerdict, type KernelWordsFormat } from './live/words.ts';
 export { readCapture, type Capture, type CaptureFormat, type CapturedEvent } from './live/capture.ts';

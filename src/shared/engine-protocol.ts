@@ -12,6 +12,7 @@ import type { PacketSuggestion } from '../editor/packet-suggest.ts';
 import type { QuickFix } from '../editor/quick-fixes.ts';
 import type { Range } from '../editor/ranges.ts';
 import type { LineVerdict } from '../editor/trace-lens.ts';
+import type { NodeFileText, NodeFilesSummary } from '../editor/node-files.ts';
 import type { OutlineSymbol } from '../editor/symbols.ts';
 import type { DiffReport, InferredAddress, NodeConfig, Trace } from '../engine/api.ts';
 
@@ -66,6 +67,15 @@ export type Comparison =
   | { readonly ok: true; readonly report: DiffReport; readonly ms: number }
   | { readonly ok: false; readonly error: string };
 
+/**
+ * The node a trace or a comparison is for: what the editor resolved (node-context.ts) and the node's own
+ * files, which the worker reads itself (a parse never happens on the extension host's thread).
+ */
+export interface NodeRequest {
+  readonly node: NodeConfig;
+  readonly nodeFiles?: readonly NodeFileText[];
+}
+
 export interface Position {
   readonly line: number;
   readonly character: number;
@@ -99,9 +109,15 @@ export interface EngineMethods {
    * A trace with why-not. What crosses is light: each outcome's `misses` (100k on a 320k-rule dump) stay
    * in the worker, which sends the per-line verdicts the CodeLens and highlights need instead.
    */
-  trace: { params: { key: string; packet: string; node: NodeConfig }; result: WorkerTrace };
+  trace: { params: { key: string; packet: string } & NodeRequest; result: WorkerTrace };
   /** Compares two parses held by this worker. */
-  diff: { params: { oldKey: string; newKey: string; node: NodeConfig }; result: Comparison };
+  diff: { params: { oldKey: string; newKey: string } & NodeRequest; result: Comparison };
+  /**
+   * Reads files that may be the node's own outputs (recognised by content, node-files.ts) against the
+   * dump under `key`: what they are, what the node looks like, and what they leave out or contradict.
+   * Null when none of them is a node file.
+   */
+  nodeFiles: { params: { key: string; files: readonly NodeFileText[] }; result: NodeFilesSummary | null };
   /**
    * What the dump says about its node (eval/node-inference.ts): the addresses it implies, and the
    * addresses of the cluster's nodes it names (API server endpoints) that may be this one.

@@ -13,8 +13,8 @@ import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.
 import { DUMP_DIALOG_FILTERS, DUMP_GLOB, isDumpPath, sideLabel } from '../editor/dump-files.ts';
 import { PromiseCache } from '../editor/promise-cache.ts';
 import type { Settings } from '../editor/settings.ts';
-import type { DiffReport, NodeConfig } from '../engine/api.ts';
-import type { Comparison } from '../shared/engine-protocol.ts';
+import type { DiffReport } from '../engine/api.ts';
+import type { Comparison, NodeRequest } from '../shared/engine-protocol.ts';
 import { EngineWorker, isCancelled } from '../worker/client.ts';
 import type { Busy } from './busy.ts';
 import { COMMANDS, LANGUAGE_ID, RULESET_LANGUAGES } from './commands.ts';
@@ -59,7 +59,8 @@ export class BehaviourDiffs implements vscode.Disposable {
     private readonly controller: TraceController,
     private readonly log: (message: string) => void,
     /** The node context of a dump (its status item's): a comparison runs on the new side's node. */
-    private readonly nodeFor: (a: Analysis) => Promise<NodeConfig> = () => Promise.resolve(this.settings().node),
+    private readonly nodeFor: (a: Analysis) => Promise<NodeRequest> = () =>
+      Promise.resolve({ node: this.settings().node }),
     private readonly busy: Busy | null = null,
   ) {}
 
@@ -145,7 +146,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     return c;
   }
 
-  private async run(a: Analysis, b: Analysis, key: string, node: NodeConfig): Promise<Comparison> {
+  private async run(a: Analysis, b: Analysis, key: string, node: NodeRequest): Promise<Comparison> {
     const quick = [a, b].flatMap(x => x.summary.firstErrors);
     const errors = a.summary.errorCount + b.summary.errorCount;
     if (errors)
@@ -169,7 +170,7 @@ export class BehaviourDiffs implements vscode.Disposable {
       const max = this.settings().limits.maxFileSizeMB * 1048576;
       await a.sendTo(worker, 'old', max);
       await b.sendTo(worker, 'new', max);
-      const r = await worker.request('diff', { oldKey: 'old', newKey: 'new', node });
+      const r = await worker.request('diff', { oldKey: 'old', newKey: 'new', ...node });
       if (r.ok)
         this.log(
           `compared ${fileName(a.uri)} → ${fileName(b.uri)}: ${r.report.summary}, ${r.report.classesTraced} classes traced in ${r.ms.toFixed(0)} ms`,
@@ -191,7 +192,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     }
   }
 
-  private key(a: Analysis, b: Analysis, node: NodeConfig): string {
+  private key(a: Analysis, b: Analysis, node: NodeRequest): string {
     return `${this.id(a)}|${this.id(b)}|${JSON.stringify(node)}`;
   }
 

@@ -10,6 +10,7 @@ import {
   type NodeChoice,
   type NodeContext,
   type Parsed,
+  nodeFilesDisagree,
   nodeStatusText,
   nodeStatusTooltip,
   parseAddressesInput,
@@ -66,13 +67,14 @@ export class NodeStatus implements vscode.Disposable {
     }
     const ctx = await this.contexts.contextFor(a);
     if (generation !== this.generation) return;
-    this.item.text = `$(server-environment) ${nodeStatusText(ctx)}`;
+    const disagree = nodeFilesDisagree(ctx);
+    this.item.text = `$(${disagree ? 'warning' : 'server-environment'}) ${nodeStatusText(ctx)}`;
     this.item.tooltip = toCommandMarkdown(
       `${nodeStatusTooltip(ctx, fileName(a.uri))}\n\n[Set Node for This File…](command:${COMMANDS.setNode})`,
       [COMMANDS.setNode],
     );
     this.item.backgroundColor =
-      ctx.kind === 'assumed' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      ctx.kind === 'assumed' || disagree ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
   }
 

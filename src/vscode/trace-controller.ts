@@ -12,9 +12,9 @@ import { fieldsFromText, fieldsToText, EMPTY_FIELDS } from '../editor/packet-fie
 import { checkPacketText, pushHistory } from '../editor/packet-suggest.ts';
 import { traceSummary } from '../editor/run-trace.ts';
 import { firstStepLine } from '../editor/trace-lens.ts';
-import type { WorkerTrace } from '../shared/engine-protocol.ts';
+import type { NodeRequest, WorkerTrace } from '../shared/engine-protocol.ts';
 import type { Settings } from '../editor/settings.ts';
-import type { NodeConfig, Trace } from '../engine/api.ts';
+import type { Trace } from '../engine/api.ts';
 import type { DiagramModel, PacketFields } from '../shared/protocol.ts';
 import { HISTORY_KEY } from './commands.ts';
 import { lineStart } from './convert.ts';
@@ -44,7 +44,8 @@ export class TraceController {
     private readonly memento: vscode.Memento,
     private readonly settings: () => Settings,
     /** The node context of a dump (its status item's). */
-    private readonly nodeFor: (a: Analysis) => Promise<NodeConfig> = () => Promise.resolve(this.settings().node),
+    private readonly nodeFor: (a: Analysis) => Promise<NodeRequest> = () =>
+      Promise.resolve({ node: this.settings().node }),
     private readonly busy: Busy | null = null,
   ) {}
 
@@ -129,7 +130,7 @@ export class TraceController {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     try {
-      const asked = a.ask('trace', { packet, node: await this.nodeFor(a) });
+      const asked = a.ask('trace', { packet, ...(await this.nodeFor(a)) });
       // A trace the engine does not finish in time (a hostile dump) stops its worker: the editor answers.
       timer = setTimeout(() => {
         timedOut = true;

@@ -26,7 +26,15 @@ import { nftFolds, nftOutline } from '../editor/nft/outline.ts';
 import { type WorkerPort, inProcessPort } from './client.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
 import { traceLineVerdicts } from '../editor/trace-lens.ts';
-import { clusterNodeHints, diffRulesets, formatDiagnostic, inferNodeAddresses } from '../engine/api.ts';
+import { type NodeFileText, readNodeFiles } from '../editor/node-files.ts';
+import {
+  type NodeConfig,
+  type Ruleset,
+  clusterNodeHints,
+  diffRulesets,
+  formatDiagnostic,
+  inferNodeAddresses,
+} from '../engine/api.ts';
 import type {
   ChainLensRow,
   Comparison,
@@ -36,6 +44,7 @@ import type {
   EngineRequest,
   EngineResponse,
   Method,
+  NodeRequest,
   OutlineRow,
   Params,
   Result,
@@ -54,6 +63,11 @@ export class EngineHost {
   private readonly docs = new Map<string, DumpIndex>();
   private readonly pieces = new Map<string, string[]>();
   private readonly outlines = new WeakMap<DumpIndex, OutlineSymbol[]>();
+  /** The last node files read, per ruleset: a trace sends them each time, they are read once. */
+  private readonly nodeReads = new WeakMap<
+    Ruleset,
+    { files: readonly NodeFileText[]; read: ReturnType<typeof readNodeFiles> }
+  >();
 
   constructor(
     /** Resolves after the messages already queued have been delivered (setTimeout/setImmediate). */
@@ -178,9 +192,11 @@ export class EngineHost {
       return chain ? packetReaching(index, p.table, chain) : null;
     },
     trace: p => {
-      const r = traceText(this.doc(p.key), p.packet, p.node);
+      const index = this.doc(p.key);
+      const { node, notes } = this.nodeOf(p, index.ruleset);
+      const r = traceText(index, p.packet, node);
       if (!r.ok) return { ok: false, error: inEditorWords(r.error) };
-      const trace = traceInEditorWords(r.trace);
+      const trace = traceInEditorWords({ ...r.trace, warnings: [...notes, ...r.trace.warnings] });
       const verdicts = [...traceLineVerdicts(trace).values()];
       return {
         ok: true,
@@ -189,7 +205,8 @@ export class EngineHost {
         trace: { ...trace, outcomes: trace.outcomes.map(o => ({ ...o, misses: [] })) },
       };
     },
-    diff: p => this.diff(p.oldKey, p.newKey, p.node),
+    diff: p => this.diff(p.oldKey, p.newKey, p),
+    nodeFiles: p => this.nodeRead(p.files, this.doc(p.key).ruleset).summary,
     nodeHints: p => {
       const rs = this.doc(p.key).ruleset;
       return {
@@ -278,9 +295,35 @@ export class EngineHost {
     };
   }
 
-  private diff(oldKey: string, newKey: string, node: EngineMethods['diff']['params']['node']): Comparison {
+  /** The node files read against a ruleset, once for the same files. */
+  private nodeRead(files: readonly NodeFileText[], rs: Ruleset): ReturnType<typeof readNodeFiles> {
+    const last = this.nodeReads.get(rs);
+    if (
+      last &&
+      last.files.length === files.length &&
+      last.files.every((f, i) => f.file === files[i]!.file && f.text === files[i]!.text)
+    )
+      return last.read;
+    const read = readNodeFiles(files, rs);
+    this.nodeReads.set(rs, { files, read });
+    return read;
+  }
+
+  /** The engine's node for a request: the editor's, plus the node's files when they were sent. */
+  private nodeOf(p: NodeRequest, rs: Ruleset): { node: NodeConfig; notes: string[] } {
+    if (!p.nodeFiles?.length) return { node: p.node, notes: [] };
+    const read = this.nodeRead(p.nodeFiles, rs);
+    if (!read.context) return { node: p.node, notes: [] };
+    return {
+      node: { ...p.node, context: read.context },
+      notes: (read.summary?.notes ?? []).map(n => `node files: ${n.message}`),
+    };
+  }
+
+  private diff(oldKey: string, newKey: string, req: NodeRequest): Comparison {
     const a = this.doc(oldKey).ruleset;
     const b = this.doc(newKey).ruleset;
+    const { node, notes } = this.nodeOf(req, b);
     // The semantic diff reads iptables rules; nftables programs are not compared yet (never a false "identical").
     if (a.format === 'nft' || b.format === 'nft') return { ok: false, error: NFT_DIFF_UNSUPPORTED };
     const structural = [a, b].flatMap(rs =>
@@ -295,7 +338,7 @@ export class EngineHost {
     const r = diffRulesets(a, b, { node });
     const ms = performance.now() - t0;
     return r.ok
-      ? { ok: true, report: reportInEditorWords(r.report), ms }
+      ? { ok: true, report: reportInEditorWords({ ...r.report, warnings: [...notes, ...r.report.warnings] }), ms }
       : { ok: false, error: inEditorWords(r.error) };
   }
 }
