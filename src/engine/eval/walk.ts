@@ -14,11 +14,11 @@
 import type { Chain, HookName, Rule, Table } from '../model.ts';
 import { add, complement, format as formatRational, isZero, mul, toNumber, type Rational } from '../rational.ts';
 import { type LiveMarks, type TraceLimits, addRemainder } from './budget.ts';
-import { candidates, chainIndex, packetKey } from './chain-index.ts';
 import type { EvalEnv } from './env.ts';
 import { headerMiss, testMatch, whyMatch } from './match-rule.ts';
 import { type Path, forkPath } from './path.ts';
 import { sameState } from './same-state.ts';
+import { type Frame, type Item, type Via, Queue, cloneStack, newFrame, nextRule, samePoint } from './walk-stack.ts';
 import { type NftBranch, execNft } from '../nftables/exec.ts';
 import type { TraceAssumption, TraceEvent, TraceStep } from './trace-types.ts';
 
@@ -55,123 +55,12 @@ function event(path: Path, e: TraceEvent): void {
   }
 }
 
-/** The jump/goto edges that led to a frame, newest first: `rule` (in the previous chain) entered `chain`. */
-interface Via {
-  readonly chain: Chain;
-  readonly rule: Rule | null;
-  readonly parent: Via | null;
-}
-
-interface Frame {
-  readonly chain: Chain;
-  /** Next rule position (0-based) in the chain, or in `cand` when indexed. */
-  pos: number;
-  cand: number[] | null;
-  key: string | number | null;
-  readonly via: Via;
-}
-
-interface Item {
-  path: Path;
-  stack: Frame[];
-  readonly seq: number;
-  readonly weight: number;
-  dead: boolean;
-}
-
-function newFrame(chain: Chain, path: Path, opts: WalkOptions, via: Via): Frame {
-  if (!opts.explain) {
-    const index = chainIndex(chain);
-    if (index) {
-      const key = packetKey(index, path.pkt);
-      return { chain, pos: 0, cand: candidates(index, key), key, via };
-    }
-  }
-  return { chain, pos: 0, cand: null, key: null, via };
-}
-
-function cloneStack(stack: Frame[]): Frame[] {
-  return stack.map(f => ({ ...f }));
-}
-
-/** The next rule of the frame and advances it; null at the end of the chain. */
-function nextRule(f: Frame, path: Path): Rule | null {
-  if (f.cand) {
-    // The packet's key can change only through a target that ends the table, but stay safe: re-key if so.
-    const index = chainIndex(f.chain)!;
-    const key = packetKey(index, path.pkt);
-    if (key !== f.key) {
-      const last = f.pos > 0 ? f.cand[f.pos - 1]! : -1;
-      f.cand = candidates(index, key);
-      f.key = key;
-      f.pos = f.cand.findIndex(i => i > last);
-      if (f.pos < 0) f.pos = f.cand.length;
-    }
-    if (f.pos >= f.cand.length) return null;
-    return f.chain.rules[f.cand[f.pos++]!]!;
-  }
-  if (f.pos >= f.chain.rules.length) return null;
-  return f.chain.rules[f.pos++]!;
-}
-
 function step(hook: HookName, rule: Rule, verdict: string): TraceStep {
   return { hook, table: rule.table, chain: rule.chain, rule: rule.index, line: rule.line + 1, verdict };
 }
 
 function ruleName(rule: Rule): string {
   return `${rule.table} ${rule.chain} rule ${rule.index} (line ${rule.line + 1})`;
-}
-
-/** A max-heap of waiting paths: most probable first, then first forked (deterministic). */
-class Queue {
-  private readonly heap: Item[] = [];
-  get size(): number {
-    return this.heap.length;
-  }
-  private before(a: Item, b: Item): boolean {
-    return a.weight > b.weight || (a.weight === b.weight && a.seq < b.seq);
-  }
-  push(it: Item): void {
-    const h = this.heap;
-    h.push(it);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.before(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
-      i = p;
-    }
-  }
-  pop(): Item | undefined {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length && last) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && this.before(h[l]!, h[m]!)) m = l;
-        if (r < h.length && this.before(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-
-function samePoint(a: Frame[], b: Frame[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = a.length - 1; i >= 0; i--) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (x.chain !== y.chain || x.pos !== y.pos || x.key !== y.key || x.via !== y.via) return false;
-  }
-  return true;
 }
 
 type Flow = 'next' | 'stop';
@@ -220,7 +109,9 @@ class TableWalk {
   }
 
   run(start: Path): TableResult[] {
-    this.enqueue(start, [newFrame(this.base, start, this.opts, { chain: this.base, rule: null, parent: null })]);
+    this.enqueue(start, [
+      newFrame(this.base, start, this.opts.explain, { chain: this.base, rule: null, parent: null }),
+    ]);
     while (this.queue.size) {
       const item = this.queue.pop()!;
       if (item.dead) continue;
@@ -257,35 +148,16 @@ class TableWalk {
 
   private runItem(item: Item): void {
     const { path } = item;
-    const hook = this.hook;
-    const table = this.table;
     for (;;) {
       const frame = item.stack[item.stack.length - 1];
       if (!frame) {
-        const policy = this.base.policy ?? 'ACCEPT';
-        path.events.push({
-          kind: 'policy',
-          hook,
-          table: table.name,
-          chain: this.base.name,
-          verdict: policy,
-          line: this.base.line + 1,
-        });
-        this.results.push({
-          path,
-          verdict:
-            policy === 'DROP'
-              ? { kind: 'drop', reason: `policy DROP of ${table.name} ${this.base.name}` }
-              : { kind: 'accept' },
-        });
+        this.policy(path);
         return;
       }
       if (this.waitingCount) this.absorb(item);
       const rule = nextRule(frame, path);
       if (!rule) {
-        item.stack.pop();
-        if (item.stack.length)
-          event(path, { kind: 'return', table: table.name, chain: frame.chain.name, implicit: true });
+        this.leave(item, true);
         continue;
       }
       const L = this.limits;
@@ -415,6 +287,16 @@ class TableWalk {
     event(path, { kind: 'rule', step: s });
   }
 
+  /**
+   * Leaves the current chain: RETURN (explicit) or its end (implicit, recorded only when a caller remains:
+   * the end of the base chain is its policy, recorded by `policy`).
+   */
+  private leave(item: Item, implicit: boolean): void {
+    const top = item.stack.pop()!;
+    if (!implicit || item.stack.length)
+      event(item.path, { kind: 'return', table: this.table.name, chain: top.chain.name, implicit });
+  }
+
   private end(path: Path, verdict: TableVerdict): Flow {
     this.results.push({ path, verdict });
     return 'stop';
@@ -437,8 +319,7 @@ class TableWalk {
       if (t.verdict === 'QUEUE')
         return this.end(path, { kind: 'unknown', reason: 'QUEUE: a userspace program decides' });
       // RETURN: pop to the caller; from the bottom frame, the base chain's policy.
-      const top = item.stack.pop()!;
-      event(path, { kind: 'return', table: table.name, chain: top.chain.name, implicit: false });
+      this.leave(item, false);
       return 'next';
     }
     if (t.kind === 'unknown') {
@@ -515,8 +396,7 @@ class TableWalk {
     this.record(path, rule, !v ? 'continue' : v.kind === 'reject' ? 'drop' : v.kind, action);
     if (!v || v.kind === 'continue') return 'next';
     if (v.kind === 'return') {
-      const top = item.stack.pop()!;
-      event(path, { kind: 'return', table: this.table.name, chain: top.chain.name, implicit: false });
+      this.leave(item, false);
       return 'next';
     }
     if (v.kind === 'accept') return this.end(path, { kind: 'accept' });
@@ -569,7 +449,7 @@ class TableWalk {
     }
     event(path, { kind: 'chain', hook: this.hook, table: table.name, chain: target.name, line: target.line + 1 });
     if (kind === 'goto') item.stack.pop();
-    item.stack.push(newFrame(target, path, this.opts, { chain: target, rule, parent: frame.via }));
+    item.stack.push(newFrame(target, path, this.opts.explain, { chain: target, rule, parent: frame.via }));
     return 'next';
   }
 }
