@@ -24,6 +24,7 @@ import { TraceDecorations } from './vscode/decorations.ts';
 import { DiagramPanel } from './vscode/diagram-panel.ts';
 import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
 import { BehaviourDiffs, DiffStatus, DiffSummaryLens } from './vscode/diff-controller.ts';
+import { DiffHunkAnnotations } from './vscode/diff-annotations.ts';
 import { DiffPanel } from './vscode/diff-panel.ts';
 import { type Analysis, DumpStore } from './vscode/dump-store.ts';
 import { DumpHover } from './vscode/hover-provider.ts';
@@ -132,6 +133,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     trace: (side, change) => void diffs?.traceClass(side, change),
     reveal: (side, line) => void diffs?.revealRule(side, line),
     restore: state => void diffs?.restore(state),
+    copyMarkdown: () => void diffs?.copyMarkdown(),
   });
   diffs = new BehaviourDiffs(store, settings, diffPanel, controller, m => log.info(m), nodeFor, busy);
   nodes = new NodeContexts(context.workspaceState, manifestWorkspace, m => log.info(m));
@@ -139,6 +141,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const refreshNode = () => void nodeStatus.update();
   const diffLens = new DiffSummaryLens(diffs);
   const diffStatus = new DiffStatus(diffs);
+  const diffAnnotations = new DiffHunkAnnotations(diffs);
   subs.push(
     store,
     sessions,
@@ -155,6 +158,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     diffs,
     diffLens,
     diffStatus,
+    diffAnnotations,
     nodes,
     nodeStatus,
   );

@@ -9,6 +9,8 @@ import { button } from './controls.ts';
 export interface DiffHandlers {
   trace(side: 'old' | 'new', change: number): void;
   reveal(side: 'old' | 'new', line: number): void;
+  /** The report as the CLI's `--markdown`, to the clipboard (the extension makes it from the report). */
+  copyMarkdown(): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -113,6 +115,9 @@ export function renderDiff(root: HTMLElement, model: DiffViewModel, h: DiffHandl
     header.append(ul);
   }
   header.append(el('p', 'summary', model.summary), el('p', 'facts', model.facts));
+  const actions = el('div', 'diff-actions');
+  actions.append(button('Copy as Markdown', 'secondary', () => h.copyMarkdown()));
+  header.append(actions);
   root.append(header);
   if (model.identical)
     root.append(

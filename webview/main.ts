@@ -128,6 +128,7 @@ window.addEventListener('message', (event: MessageEvent<ExtensionToWebview>) => 
     renderDiff(app, m.model, {
       trace: (side, change) => vscode.postMessage({ type: 'traceClass', side, change }),
       reveal: (side, line) => vscode.postMessage({ type: 'revealRule', side, line }),
+      copyMarkdown: () => vscode.postMessage({ type: 'copyMarkdown' }),
     });
   } else if (m.type === 'error') renderMessage(app, m.message, 'error');
   else if (m.type === 'busy') renderMessage(app, m.message, 'busy');

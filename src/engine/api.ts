@@ -104,6 +104,7 @@ export type {
   DiffGroupKey,
   DiffRuleRef,
   DiffHeadline,
+  DiffHeadlineRule,
   PacketClassView,
   ClassExtent,
   ChangeAspect,

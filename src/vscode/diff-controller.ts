@@ -13,7 +13,7 @@ import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.
 import { DUMP_DIALOG_FILTERS, DUMP_GLOB, isDumpPath, sideLabel } from '../editor/dump-files.ts';
 import { PromiseCache } from '../editor/promise-cache.ts';
 import type { Settings } from '../editor/settings.ts';
-import type { DiffReport } from '../engine/api.ts';
+import { type DiffReport, formatDiffMarkdown } from '../engine/api.ts';
 import type { Comparison, NodeRequest } from '../shared/engine-protocol.ts';
 import { EngineWorker, isCancelled } from '../worker/client.ts';
 import type { Busy } from './busy.ts';
@@ -229,9 +229,13 @@ export class BehaviourDiffs implements vscode.Disposable {
     if (pair) await this.open(pair);
   }
 
-  /** Compares the pair and shows the report. */
+  /** Compares the pair and shows the report (below the diff editor when the pair is the active one). */
   async open(pair: DumpPair): Promise<void> {
-    this.panel.busy(`Comparing packet behaviour: ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`);
+    const active = this.activePair();
+    const below =
+      active?.original.toString() === pair.original.toString() &&
+      active.modified.toString() === pair.modified.toString();
+    this.panel.busy(`Comparing packet behaviour: ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`, below);
     const t0 = performance.now();
     const label = `comparing ${sideLabel(pair.original)} → ${sideLabel(pair.modified)}…`;
     const work = this.compare(pair.original, pair.modified);
@@ -248,7 +252,7 @@ export class BehaviourDiffs implements vscode.Disposable {
     }
     this.current = { pair, report: r.report };
     const state: DiffPanelState = { kind: 'diff', oldUri: pair.original.toString(), newUri: pair.modified.toString() };
-    this.panel.show(this.viewModel(pair, r.report), state);
+    this.panel.show(this.viewModel(pair, r.report), state, below);
     vscode.window.setStatusBarMessage(`Packet Lens: ${diffLensTitle(r.report)} (${r.ms.toFixed(0)} ms)`, 8000);
   }
 
@@ -282,6 +286,17 @@ export class BehaviourDiffs implements vscode.Disposable {
     }
     if (p.note) vscode.window.setStatusBarMessage(`Packet Lens: ${p.note}`, 8000);
     await this.controller.traceWith(side === 'old' ? cur.pair.original : cur.pair.modified, p.packet);
+  }
+
+  /** The panel's "Copy as Markdown": the report as `packetlens diff --markdown` prints it, for a PR comment. */
+  async copyMarkdown(): Promise<void> {
+    const cur = this.current;
+    if (!cur) {
+      void warn('Packet Lens: no comparison to copy: run "Packet Lens: Compare Packet Behaviour" first.');
+      return;
+    }
+    await vscode.env.clipboard.writeText(formatDiffMarkdown(cur.report));
+    vscode.window.setStatusBarMessage('Packet Lens: the report is on the clipboard as Markdown', 5000);
   }
 
   async revealRule(side: 'old' | 'new', line: number): Promise<void> {

@@ -20,6 +20,8 @@ export interface DiffPanelHandlers {
   reveal(side: 'old' | 'new', line: number): void;
   /** A panel restored after a reload: compare its two dumps again. */
   restore(state: DiffPanelState): void;
+  /** "Copy as Markdown": the report as the CLI's `--markdown`, on the clipboard. */
+  copyMarkdown(): void;
 }
 
 export class DiffPanel extends PanelHost implements vscode.WebviewPanelSerializer {
@@ -30,14 +32,22 @@ export class DiffPanel extends PanelHost implements vscode.WebviewPanelSerialize
     super(extensionUri, DIFF_VIEW_TYPE, 'Packet Behaviour');
   }
 
-  show(model: DiffViewModel, state: DiffPanelState): void {
-    this.ensure(true).title = `Packet Behaviour: ${model.oldLabel} → ${model.newLabel}`;
+  /**
+   * Shows the report. `below`: the comparison came from a diff editor, so the panel opens in an editor group
+   * of its own below it instead of beside it, where it would halve the diff's two sides.
+   */
+  show(model: DiffViewModel, state: DiffPanelState, below = false): void {
     this.post({ type: 'diff', model, state });
+    void this.place(below).then(p => (p.title = `Packet Behaviour: ${model.oldLabel} → ${model.newLabel}`));
   }
 
-  busy(message: string): void {
-    this.ensure(true);
+  busy(message: string, below = false): void {
     this.post({ type: 'busy', message });
+    void this.place(below);
+  }
+
+  private place(below: boolean): Promise<vscode.WebviewPanel> {
+    return below ? this.ensureBelow(true) : Promise.resolve(this.ensure(true));
   }
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
@@ -49,5 +59,6 @@ export class DiffPanel extends PanelHost implements vscode.WebviewPanelSerialize
   protected onMessage(m: Exclude<WebviewToExtension, { type: 'ready' }>): void {
     if (m.type === 'traceClass') this.handlers.trace(m.side, m.change);
     else if (m.type === 'revealRule') this.handlers.reveal(m.side, m.line);
+    else if (m.type === 'copyMarkdown') this.handlers.copyMarkdown();
   }
 }

@@ -31,18 +31,37 @@ export abstract class PanelHost implements vscode.Disposable {
 
   /** Opens the panel beside the editor, or reveals it if it is hidden. */
   protected ensure(focus: boolean): vscode.WebviewPanel {
-    if (!this.panel) {
-      const panel = vscode.window.createWebviewPanel(
-        this.viewType,
-        this.initialTitle,
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: !focus },
-        this.options(),
-      );
-      this.attach(panel);
-      return panel;
-    }
+    if (!this.panel) return this.create(vscode.ViewColumn.Beside, focus);
     if (!this.panel.visible) this.panel.reveal(undefined, !focus);
     return this.panel;
+  }
+
+  private opening: Promise<vscode.WebviewPanel> | null = null;
+
+  /**
+   * Opens the panel in a new editor group below the active one (a diff editor keeps its full width), or
+   * reveals it where it already is. Concurrent calls share one new group.
+   */
+  protected ensureBelow(focus: boolean): Promise<vscode.WebviewPanel> {
+    if (this.panel) return Promise.resolve(this.ensure(focus));
+    this.opening ??= Promise.resolve(vscode.commands.executeCommand('workbench.action.newGroupBelow'))
+      .then(
+        () => this.panel ?? this.create(vscode.ViewColumn.Active, focus),
+        () => this.panel ?? this.create(vscode.ViewColumn.Beside, focus),
+      )
+      .finally(() => (this.opening = null));
+    return this.opening;
+  }
+
+  private create(column: vscode.ViewColumn, focus: boolean): vscode.WebviewPanel {
+    const panel = vscode.window.createWebviewPanel(
+      this.viewType,
+      this.initialTitle,
+      { viewColumn: column, preserveFocus: !focus },
+      this.options(),
+    );
+    this.attach(panel);
+    return panel;
   }
 
   /** Adopts a panel VS Code restored after a reload. */

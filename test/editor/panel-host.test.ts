@@ -31,7 +31,12 @@ describe('PanelHost', () => {
   });
 
   it('releases the listeners of a panel replaced by a restored one, and all of them on dispose', () => {
-    const host = new DiffPanel(vscode.Uri.file('/ext') as never, { trace() {}, reveal() {}, restore() {} });
+    const host = new DiffPanel(vscode.Uri.file('/ext') as never, {
+      trace() {},
+      reveal() {},
+      restore() {},
+      copyMarkdown() {},
+    });
     host.busy('comparing');
     const first = vscode.created[vscode.created.length - 1]!;
     const restored = vscode.window.createWebviewPanel('packetlens.diff', 'x');
@@ -53,6 +58,40 @@ describe('PanelHost', () => {
     host.show(model, vscode.Uri.file('/a.rules') as never, false, 'dump');
     vscode.created[vscode.created.length - 1]!.webview.received.fire({ type: 'reveal', line: 7 });
     assert.deepEqual(got, [7]);
+    host.dispose();
+  });
+
+  it('a comparison from a diff editor opens in one new group below it (never beside, halving the diff)', async () => {
+    const host = new DiffPanel(vscode.Uri.file('/ext') as never, {
+      trace() {},
+      reveal() {},
+      restore() {},
+      copyMarkdown() {},
+    });
+    const [from, ran] = [vscode.created.length, vscode.executed.length];
+    const state = { kind: 'diff', oldUri: 'file:///a.rules', newUri: 'file:///b.rules' } as const;
+    host.busy('comparing', true);
+    host.show({ oldLabel: 'a.rules', newLabel: 'b.rules' } as never, state, true);
+    await new Promise(r => setTimeout(r, 0));
+    assert.deepEqual(vscode.executed.slice(ran), ['workbench.action.newGroupBelow']);
+    assert.equal(vscode.created.length - from, 1, 'busy and show share the one panel');
+    const panel = vscode.created[vscode.created.length - 1]!;
+    assert.equal(panel.column, vscode.ViewColumn.Active, 'in the new group, not beside');
+    assert.equal(panel.title, 'Packet Behaviour: a.rules → b.rules');
+    host.dispose();
+  });
+
+  it('routes "Copy as Markdown" from the diff panel to its handler', () => {
+    let copied = 0;
+    const host = new DiffPanel(vscode.Uri.file('/ext') as never, {
+      trace() {},
+      reveal() {},
+      restore() {},
+      copyMarkdown: () => copied++,
+    });
+    host.busy('comparing');
+    vscode.created[vscode.created.length - 1]!.webview.received.fire({ type: 'copyMarkdown' });
+    assert.equal(copied, 1);
     host.dispose();
   });
 });

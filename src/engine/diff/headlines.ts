@@ -11,7 +11,16 @@ import type { Ruleset } from '../model.ts';
 import { formatPercent } from '../present.ts';
 import { ruleAt } from './compare.ts';
 import { targetName } from './graph.ts';
-import type { ChainChange, ClassChange, DiffFate, DiffGroup, DiffHeadline, DiffReport, DiffRuleRef } from './types.ts';
+import type {
+  ChainChange,
+  ClassChange,
+  DiffFate,
+  DiffGroup,
+  DiffHeadline,
+  DiffHeadlineRule,
+  DiffReport,
+  DiffRuleRef,
+} from './types.ts';
 
 type Report = Omit<DiffReport, 'headlines'>;
 
@@ -186,11 +195,11 @@ function writtenEndpoints(rs: Ruleset, service: string): Set<string> {
   return new Set([...(index.get(service) ?? []), ...(index.get(service.split(':')[0]!) ?? [])]);
 }
 
-function lines(cs: readonly ClassChange[]): DiffRuleRef[] {
-  const seen = new Map<string, DiffRuleRef>();
+function lines(cs: readonly ClassChange[]): DiffHeadlineRule[] {
+  const seen = new Map<string, DiffHeadlineRule>();
   for (const c of cs) {
     for (const [side, list] of [['old', c.oldRules] as const, ['new', c.newRules] as const])
-      for (const r of list) seen.set(`${side} ${r.file}:${r.line}`, r);
+      for (const r of list) seen.set(`${side} ${r.file}:${r.line}`, { ...r, side });
   }
   return [...seen.values()];
 }

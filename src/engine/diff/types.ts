@@ -114,8 +114,13 @@ export interface DiffHeadline {
   readonly text: string;
   /** Indexes into `changes` of the classes it sums up. */
   readonly changes: readonly number[];
-  /** The rules on either side that make the difference for those classes. */
-  readonly rules: readonly DiffRuleRef[];
+  /** The rules on either side that make the difference for those classes, with the side each is on. */
+  readonly rules: readonly DiffHeadlineRule[];
+}
+
+/** A rule a headline names: where it is, and on which side (two sides may share a file name). */
+export interface DiffHeadlineRule extends DiffRuleRef {
+  readonly side: 'old' | 'new';
 }
 
 export interface DiffSide {

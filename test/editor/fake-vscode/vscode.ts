@@ -78,6 +78,8 @@ export class FakeWebviewPanel {
   visible = true;
   title: string;
   iconPath: unknown;
+  /** The column it was opened in. */
+  column: ViewColumn | null = null;
   private gone = false;
   constructor(
     readonly viewType: string,
@@ -99,10 +101,21 @@ export class FakeWebviewPanel {
 export const created: FakeWebviewPanel[] = [];
 
 export const window = {
-  createWebviewPanel(viewType: string, title: string): FakeWebviewPanel {
+  createWebviewPanel(viewType: string, title: string, show?: { viewColumn?: ViewColumn }): FakeWebviewPanel {
     const p = new FakeWebviewPanel(viewType, title);
+    p.column = show?.viewColumn ?? null;
     created.push(p);
     return p;
+  },
+};
+
+/** Commands run through the API, in order (a new editor group, …). */
+export const executed: string[] = [];
+
+export const commands = {
+  executeCommand(id: string): Promise<undefined> {
+    executed.push(id);
+    return Promise.resolve(undefined);
   },
 };
 
