@@ -84,15 +84,8 @@ function run(argv: string[], io: Io): number {
       options,
     );
   } else {
-    // Read through the one ruleset reader; the semantic diff compares iptables dumps only (so far).
-    const rulesets = [oldPath, newPath].map(file => {
-      const parsed = parseRuleset(readDump(file), { file, lazy: true });
-      if (parsed.format !== 'iptables-save')
-        throw new UsageError(
-          `${file} is an nftables ruleset (${parsed.format}); diff compares iptables-save dumps (use packetlens trace for nftables)`,
-        );
-      return parsed.ruleset;
-    });
+    // Read through the one ruleset reader: iptables-save dumps and nftables rulesets (any of nft's three forms).
+    const rulesets = [oldPath, newPath].map(file => parseRuleset(readDump(file), { file, lazy: true }).ruleset);
     // Structural errors make the comparison meaningless; the engine adds the options of changed rules.
     const structural = rulesets.flatMap(rs =>
       rs.diagnostics.filter(d => d.severity === 'error').map(d => formatDiagnostic(rs.file, d)),

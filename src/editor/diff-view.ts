@@ -61,7 +61,9 @@ function bundleKey(c: ClassChange): string {
 }
 
 function chainChangeText(c: DiffReport['changedChains'][number]): string {
-  const what = c.change === 'rules' ? `rules +${c.added} −${c.removed}` : c.change;
+  const sets = c.sets?.length ? `, ${c.sets.map(n => `@${n}`).join(', ')} changed` : '';
+  const what =
+    (c.change === 'rules' ? `rules +${c.added} −${c.removed}` : c.change === 'set' ? 'set' : c.change) + sets;
   return `${c.table} ${c.chain} (${what})`;
 }
 

@@ -7,7 +7,7 @@ import type { Diagnostic, Range } from './diagnostics.ts';
 import type { Family, Net } from './net/addr.ts';
 import type { MatchModule, ParsedOption } from './matches/types.ts';
 import type { TargetModule } from './targets/types.ts';
-import type { NftProgram } from './nftables/program.ts';
+import type { NftNamedSet, NftProgram } from './nftables/program.ts';
 
 export type HookName = 'PREROUTING' | 'INPUT' | 'FORWARD' | 'OUTPUT' | 'POSTROUTING';
 
@@ -150,6 +150,8 @@ export interface Table {
   readonly family?: NfFamily;
   /** Set for tables read from nftables input (steps then carry the family). */
   readonly nft?: boolean;
+  /** nftables: the table's named sets and maps, lowered (the diff compares their contents). */
+  readonly sets?: ReadonlyMap<string, NftNamedSet>;
   readonly line: number;
   readonly range: Range;
   /** Chains in declaration order. */

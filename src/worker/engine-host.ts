@@ -50,10 +50,6 @@ import type {
   Result,
 } from '../shared/engine-protocol.ts';
 
-/** What a comparison involving an nftables ruleset answers until the engine's diff reads nft rules. */
-export const NFT_DIFF_UNSUPPORTED =
-  'comparing nftables rulesets is not supported yet: Packet Lens compares two iptables-save dumps. Trace packets through each nft ruleset instead (Trace Packet…).';
-
 /** Work this long, then let waiting messages in. */
 const SLICE_MS = 20;
 
@@ -324,8 +320,6 @@ export class EngineHost {
     const a = this.doc(oldKey).ruleset;
     const b = this.doc(newKey).ruleset;
     const { node, notes } = this.nodeOf(req, b);
-    // The semantic diff reads iptables rules; nftables programs are not compared yet (never a false "identical").
-    if (a.format === 'nft' || b.format === 'nft') return { ok: false, error: NFT_DIFF_UNSUPPORTED };
     const structural = [a, b].flatMap(rs =>
       rs.diagnostics.filter(d => d.severity === 'error').map(d => formatDiagnostic(rs.file, d)),
     );

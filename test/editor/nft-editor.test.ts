@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { EngineMethods, Method } from '../../src/shared/engine-protocol.ts';
-import { EngineHost, NFT_DIFF_UNSUPPORTED } from '../../src/worker/engine-host.ts';
+import { EngineHost } from '../../src/worker/engine-host.ts';
 import { ROOT } from '../helpers/fixtures.ts';
 import { applyEdits, at, lineOf } from './helpers.ts';
 
@@ -218,10 +218,21 @@ describe('nftables files in the editor', () => {
     assert.ok(r.verdicts.some(v => v.line === numgenLine - 1 && v.matched === 1));
   });
 
-  it('says plainly that comparing nft rulesets is not supported (never "identical")', async () => {
+  it('compares two nft rulesets: the same ruleset in two forms is identical (proven), an edit is a change', async () => {
     const { ask } = await open(KUBE, 'old');
-    await ask('load', { file: 'b.txt', maxBytes: 1 << 26, source: { text: KUBE } }, 'new');
-    const r = await ask('diff', { oldKey: 'old', newKey: 'new', node: {} });
-    assert.deepEqual(r, { ok: false, error: NFT_DIFF_UNSUPPORTED });
+    await ask('load', { file: 'b.nft', maxBytes: 1 << 26, source: { text: KUBE_SCRIPT } }, 'new');
+    const same = await ask('diff', { oldKey: 'old', newKey: 'new', node: {} });
+    assert.ok(same.ok, same.ok ? '' : same.error);
+    assert.equal(same.report.verdict, 'identical');
+    const edited = KUBE.replace(
+      /numgen random mod 2 vmap \{ 0 : goto (\S+), 1 : goto \S+ \}/,
+      'numgen random mod 1 vmap { 0 : goto $1 }',
+    );
+    assert.notEqual(edited, KUBE);
+    await ask('load', { file: 'c.txt', maxBytes: 1 << 26, source: { text: edited } }, 'edited');
+    const r = await ask('diff', { oldKey: 'old', newKey: 'edited', node: { addresses: ['172.18.0.4'] } });
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    assert.equal(r.report.verdict, 'changed');
+    assert.ok(r.report.changes.length > 0);
   });
 });

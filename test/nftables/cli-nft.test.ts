@@ -80,10 +80,14 @@ describe('packetlens on nftables rulesets', () => {
     );
   });
 
-  it('diff says nftables rulesets are not compared yet instead of misreading them as iptables', () => {
-    const r = cli('diff', join(dir, 'ruleset.nft'), join(dir, 'ruleset.txt'));
-    assert.equal(r.code, 2);
-    assert.match(r.err.join('\n'), /nftables ruleset \(nft-script\); diff compares iptables-save dumps/);
+  it('diff compares nftables rulesets: the same ruleset in its script, text and JSON forms is identical (exit 0)', () => {
+    for (const other of ['ruleset.txt', 'ruleset.json']) {
+      const r = cli('diff', join(dir, 'ruleset.nft'), join(dir, other), '--node-ip', '172.18.0.4', '--json');
+      assert.equal(r.code, 0, r.out.join('\n') + r.err.join('\n'));
+      const report = JSON.parse(r.out.join('\n'));
+      assert.equal(report.identical, true);
+      assert.equal(report.verdict, 'identical');
+    }
   });
 
   it('--affinity names a dynamic set the client is in (kube-proxy session affinity)', () => {

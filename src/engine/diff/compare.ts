@@ -7,7 +7,7 @@
 import type { Rule, Ruleset } from '../model.ts';
 import type { Trace, TraceOutcome, TraceStep } from '../eval/trace-types.ts';
 import { type Rational, add, format as formatRational, toNumber } from '../rational.ts';
-import { chainKey, normalizedRule, ruleTextSet } from './normalize.ts';
+import { chainKey, normalizedRule, ruleTextSet, tableByName } from './normalize.ts';
 import { ruleText as printedRule } from '../iptables/rule-text.ts';
 import type { ChangeAspect, DiffFate, DiffGroupKey, DiffRuleRef } from './types.ts';
 
@@ -22,8 +22,13 @@ function parseExact(s: string): Rational {
   return { num: BigInt(n ?? '0'), den: BigInt(d ?? '1') };
 }
 
-export function ruleAt(rs: Ruleset, s: { table: string; chain: string; rule: number }): Rule | undefined {
-  return rs.tables.get(s.table)?.chains.get(s.chain)?.rules[s.rule - 1];
+export function ruleAt(
+  rs: Ruleset,
+  s: { table: string; chain: string; rule: number; family?: string },
+): Rule | undefined {
+  // nftables steps name the table and its family apart; nft tables are keyed `family name`.
+  const t = (s.family !== undefined ? rs.tables.get(`${s.family} ${s.table}`) : undefined) ?? tableByName(rs, s.table);
+  return t?.chains.get(s.chain)?.rules[s.rule - 1];
 }
 
 interface Folded {
@@ -218,7 +223,7 @@ function otherTexts(other: Ruleset, table: string, chain: string): Set<string> |
   const k = chainKey(table, chain);
   let set = byChain.get(k);
   if (set === undefined) {
-    const c = other.tables.get(table)?.chains.get(chain);
+    const c = tableByName(other, table)?.chains.get(chain);
     if (!c) return null;
     byChain.set(k, (set = ruleTextSet(c)));
   }

@@ -17,26 +17,35 @@
 import { formatDiagnostic } from '../diagnostics.ts';
 import type { Rule, Ruleset } from '../model.ts';
 import type { Trace } from '../eval/trace-types.ts';
-import { type Box, boxExtent, boxHolds, boxId, boxInput, mergeBoxes } from './box.ts';
+import { type Box, boxExtent, boxHolds, boxId, boxInput, mergeBoxes, wholeBox } from './box.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { checkClass } from './refine.ts';
 import { allWitnesses, differingRules } from './witness.ts';
 import { type NodeConfig, NodeModel } from '../eval/node.ts';
 import { tracePacket } from '../eval/trace.ts';
 import { IptRule } from '../iptables/rule-node.ts';
-import { ruleText } from '../iptables/rule-text.ts';
+import { ruleKey, ruleText } from '../iptables/rule-text.ts';
 import { describePacketInput } from '../eval/packet-spec.ts';
 import { type ClassEnv, type PacketClass, classId, classesOf } from './classes.ts';
 import { compareFates, fatesOf, groupOf, responsibleRules } from './compare.ts';
 import { buildContexts } from './contexts.ts';
 import { JumpGraph, targetName } from './graph.ts';
-import { changedChains, chainKey } from './normalize.ts';
+import { changedChains, chainKey, mentionsSet, tableByName } from './normalize.ts';
 import { relevantChains, transparentJump } from './relevant.ts';
 import { type Span, addrValue, isDocAddr, netSpan } from './space.ts';
 import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
 import { diffHeadlines } from './headlines.ts';
-import type { ClassChange, DiffGroup, DiffGroupKey, DiffReport, DiffResult, DiffRuleRef, DiffSide } from './types.ts';
+import type {
+  ChainChange,
+  ClassChange,
+  DiffGroup,
+  DiffGroupKey,
+  DiffReport,
+  DiffResult,
+  DiffRuleRef,
+  DiffSide,
+} from './types.ts';
 
 export interface DiffOptions {
   /** The node both rulesets run on (addresses, interfaces, routes), as for `tracePacket`. */
@@ -130,44 +139,127 @@ export function diffRulesets(
   newRs: Ruleset,
   options: DiffOptions = {},
 ): DiffResult & { errors?: string[] } {
-  if (oldRs.tables.size && newRs.tables.size && oldRs.family !== newRs.family) {
+  const nft = oldRs.format === 'nft' || newRs.format === 'nft';
+  if (!nft && oldRs.tables.size && newRs.tables.size && oldRs.family !== newRs.family) {
     return {
       ok: false,
       error: `${oldRs.file} is IPv${oldRs.family} and ${newRs.file} is IPv${newRs.family}: compare dumps of one family`,
     };
   }
-  const family = oldRs.tables.size ? oldRs.family : newRs.family;
   const chainChanges = changedChains(oldRs, newRs);
   const changed = new Set(chainChanges.map(c => chainKey(c.table, c.chain)));
   const node = new NodeModel(options.node);
-  const env: ClassEnv = {
+  const differing = new Map<string, { side: 0 | 1; rule: Rule }[]>();
+  for (const c of chainChanges) differing.set(chainKey(c.table, c.chain), changedRules(oldRs, newRs, c));
+  const run = nft
+    ? diffNft(oldRs, newRs, chainChanges, node, options)
+    : [diffFamily(oldRs, newRs, oldRs.tables.size ? oldRs.family : newRs.family, changed, differing, node, options)];
+  const warnings = [...node.problems];
+  if (changed.size && run.some(r => r.env.nodeAddrs.length === 0))
+    warnings.push(
+      'no node addresses given: NodePorts and local delivery are analysed for 127.0.0.1 only (pass --node-ip)',
+    );
+  const changes = run.flatMap(r => r.changes);
+  const approximations: string[] = [];
+  const limited = run.some(r => r.limited);
+  const maxClasses = options.maxClasses ?? 200_000;
+  if (limited) approximations.push(`more than ${maxClasses} packet classes: the rest were not traced`);
+  const openReasons = new Map<string, number>();
+  for (const r of run) for (const [k, n] of r.openReasons) openReasons.set(k, (openReasons.get(k) ?? 0) + n);
+  for (const [reason, n] of openReasons)
+    approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
+  const approxClasses = run.reduce((a, r) => a + r.approxClasses, 0);
+  if (approxClasses)
+    approximations.push(
+      `${approxClasses} changed class${approxClasses === 1 ? ' is' : 'es are'} approximate (see each class)`,
+    );
+  // The differing rules whose chains no class reached, or only classes the proof could not close.
+  const unexplored: DiffRuleRef[] = [];
+  if (approximations.length) {
+    for (const list of differing.values()) {
+      for (const { side, rule } of list) {
+        const k = `${side} ${rule.table} ${rule.chain}`;
+        if (!run.some(r => r.entered.has(k)) || run.some(r => r.enteredOpen.has(k)))
+          unexplored.push(ruleRef(side === 0 ? oldRs : newRs, rule));
+      }
+    }
+  }
+  const traced = run.reduce((a, r) => a + r.traced, 0);
+  for (const r of run) warnings.push(...r.warnings);
+  const body = assemble(oldRs, newRs, chainChanges, traced, changes, approximations, warnings, unexplored);
+  const report: DiffReport = { ...body, headlines: diffHeadlines(body, oldRs, newRs) };
+  return { ok: true, report, errors: [...errorsOf(oldRs, chainChanges), ...errorsOf(newRs, chainChanges)] };
+}
+
+/** The rules of a changed chain that differ, and (nftables) those that look up a set whose contents changed. */
+function changedRules(oldRs: Ruleset, newRs: Ruleset, c: ChainChange): { side: 0 | 1; rule: Rule }[] {
+  const out = differingRules(oldRs, newRs, c.table, c.chain);
+  if (!c.sets?.length) return out;
+  [oldRs, newRs].forEach((rs, side) => {
+    for (const rule of tableByName(rs, c.table)?.chains.get(c.chain)?.rules ?? [])
+      if (c.sets!.some(n => mentionsSet(ruleKey(rule), n)) && !out.some(x => x.rule === rule))
+        out.push({ side: side as 0 | 1, rule });
+  });
+  return out;
+}
+
+/** What exploring one family's classes found. */
+interface FamilyRun {
+  readonly env: ClassEnv;
+  readonly changes: ClassChange[];
+  readonly traced: number;
+  readonly limited: boolean;
+  readonly approxClasses: number;
+  readonly openReasons: Map<string, number>;
+  /** Chains (`side table chain`) entered by some boxed class, and by some class the proof could not close. */
+  readonly entered: Set<string>;
+  readonly enteredOpen: Set<string>;
+  readonly warnings: string[];
+}
+
+function classEnv(node: NodeModel, options: DiffOptions, family: Family): ClassEnv {
+  return {
     family,
     nodeAddrs: node.addresses(family).map(addrValue),
     routeCuts: routeCuts(options.node ?? {}, family),
     uplink: node.uplink,
   };
-  const approximations: string[] = [];
+}
+
+/** A growing queue of classes, each box once, at most `max`. */
+function classQueue(max: number) {
   const queue: PacketClass[] = [];
   const ids = new Set<string>();
-  const maxClasses = options.maxClasses ?? 200_000;
-  let limited = false;
-  const addClass = (c: PacketClass) => {
+  const state = { limited: false };
+  const add = (c: PacketClass) => {
     const id = c.box ? boxId(c.box, c.input, c.affinity) : classId(c);
     if (ids.has(id)) return;
-    if (queue.length >= maxClasses) limited = true;
+    if (queue.length >= max) state.limited = true;
     else {
       ids.add(id);
       queue.push(c);
     }
   };
+  return { queue, add, state };
+}
+
+/** iptables dumps: classes from the changed chains' contexts, witnesses and the sweep, refined. */
+function diffFamily(
+  oldRs: Ruleset,
+  newRs: Ruleset,
+  family: Family,
+  changed: Set<string>,
+  differing: Map<string, { side: 0 | 1; rule: Rule }[]>,
+  node: NodeModel,
+  options: DiffOptions,
+): FamilyRun {
+  const env = classEnv(node, options, family);
+  const q = classQueue(options.maxClasses ?? 200_000);
   /**
    * A jump, in an unchanged chain, into a chain from which no changed chain or relevant rewrite is reached
    * and every packet returns unchanged (relevant.ts `transparentJump`): one a class's proof may leave out.
    */
   let irrelevantJump: (rule: Rule) => boolean = () => false;
-  const differing = new Map<string, { side: 0 | 1; rule: Rule }[]>();
-  for (const c of chainChanges)
-    differing.set(chainKey(c.table, c.chain), differingRules(oldRs, newRs, c.table, c.chain));
   if (changed.size) {
     const graph = new JumpGraph([oldRs, newRs]);
     const rel = relevantChains(graph, changed, family);
@@ -194,22 +286,81 @@ export function diffRulesets(
     for (const group of ctxs.groups) {
       const r = classesOf(group.ctx, group.rules, env);
       if (r.degraded) coarse.push(group);
-      for (const c of r.classes) addClass(c);
+      for (const c of r.classes) q.add(c);
     }
-    for (const c of allWitnesses(coarse, differing, env)) addClass(c);
-    if (options.sweep ?? true) for (const c of sweepClasses([oldRs, newRs], env)) addClass(c);
+    for (const c of allWitnesses(coarse, differing, env)) q.add(c);
+    if (options.sweep ?? true) for (const c of sweepClasses([oldRs, newRs], env)) q.add(c);
   }
+  return explore(oldRs, newRs, env, q, changed, node, options, irrelevantJump);
+}
 
-  const warnings = [...node.problems];
-  if (changed.size && env.nodeAddrs.length === 0)
-    warnings.push(
-      'no node addresses given: NodePorts and local delivery are analysed for 127.0.0.1 only (pass --node-ip)',
-    );
+/**
+ * The packet families an nftables comparison covers: IPv4 where an ip or inet table (or an iptables dump of
+ * IPv4) is on either side, IPv6 where an ip6 or inet table is.
+ */
+function nftFamilies(rulesets: readonly Ruleset[]): Family[] {
+  const out = new Set<Family>();
+  for (const rs of rulesets) {
+    if (rs.format !== 'nft') {
+      if (rs.tables.size) out.add(rs.family);
+      continue;
+    }
+    for (const t of rs.tables.values()) {
+      if (t.family === 'ip' || t.family === 'inet') out.add(4);
+      if (t.family === 'ip6' || t.family === 'inet') out.add(6);
+    }
+  }
+  return [...out].sort();
+}
+
+/**
+ * nftables rulesets: rules are programs whose jumps hide in verdict maps and whose constants sit in sets,
+ * so classes start from every packet of each family and origin (a box over the whole space) and refinement
+ * (refine.ts with nft-facts.ts) cuts them against every rule on their paths, on both sides, until none tells
+ * their packets apart. Without changed chains or sets nothing is traced: identical chains and sets behave
+ * alike.
+ */
+function diffNft(
+  oldRs: Ruleset,
+  newRs: Ruleset,
+  chainChanges: readonly ChainChange[],
+  node: NodeModel,
+  options: DiffOptions,
+): FamilyRun[] {
+  const changed = new Set(chainChanges.map(c => chainKey(c.table, c.chain)));
+  if (!chainChanges.length) return [];
+  return nftFamilies([oldRs, newRs]).map(family => {
+    const env = classEnv(node, options, family);
+    const q = classQueue(options.maxClasses ?? 200_000);
+    for (const from of ['outside', 'local'] as const) {
+      const box = wholeBox(family, from, {});
+      const input = boxInput(family, box, null, {});
+      if (input)
+        q.add({ input, affinity: [], origin: 'changed', box, extent: boxExtent(family, box, input, [], env.uplink) });
+    }
+    return explore(oldRs, newRs, env, q, changed, node, options, undefined);
+  });
+}
+
+/** Traces every class of the queue on both sides, refines the boxes and collects the changes. */
+function explore(
+  oldRs: Ruleset,
+  newRs: Ruleset,
+  env: ClassEnv,
+  q: ReturnType<typeof classQueue>,
+  changed: Set<string>,
+  node: NodeModel,
+  options: DiffOptions,
+  irrelevantJump: ((rule: Rule) => boolean) | undefined,
+): FamilyRun {
+  const { queue } = q;
+  const family = env.family;
+  const maxClasses = options.maxClasses ?? 200_000;
+  const warnings: string[] = [];
   const changes: ClassChange[] = [];
   const boxes = new Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>();
   let approxClasses = 0;
   const openReasons = new Map<string, number>();
-  /** Chains (`side table chain`) entered by some boxed class, and by some class the proof could not close. */
   const entered = new Set<string>();
   const enteredOpen = new Set<string>();
   const note = (side: number, trace: Trace, into: Set<string>) => {
@@ -243,13 +394,13 @@ export function diffRulesets(
           { rs: oldRs, trace: a.trace },
           { rs: newRs, trace: b.trace },
         ],
-        addClass,
+        q.add,
         aspects.length ? undefined : irrelevantJump,
       );
       if (chk.kind === 'split') {
         const before = queue.length;
-        for (const p of chk.pieces) addClass(p);
-        if (queue.length > before || !limited) continue;
+        for (const p of chk.pieces) q.add(p);
+        if (queue.length > before || !q.state.limited) continue;
         open = true;
         openReasons.set(
           `more than ${maxClasses} packet classes`,
@@ -297,26 +448,17 @@ export function diffRulesets(
   dropRedundant(changes, boxes, family);
   canonical(changes, boxes, env);
   for (let i = 0; i < changes.length; i++) changes[i] = withNodeLabel(changes[i]!, node);
-  if (limited) approximations.push(`more than ${maxClasses} packet classes: the rest were not traced`);
-  for (const [reason, n] of openReasons)
-    approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
-  if (approxClasses)
-    approximations.push(
-      `${approxClasses} changed class${approxClasses === 1 ? ' is' : 'es are'} approximate (see each class)`,
-    );
-  // The differing rules whose chains no class reached, or only classes the proof could not close.
-  const unexplored: DiffRuleRef[] = [];
-  if (approximations.length) {
-    for (const list of differing.values()) {
-      for (const { side, rule } of list) {
-        const k = `${side} ${rule.table} ${rule.chain}`;
-        if (!entered.has(k) || enteredOpen.has(k)) unexplored.push(ruleRef(side === 0 ? oldRs : newRs, rule));
-      }
-    }
-  }
-  const body = assemble(oldRs, newRs, chainChanges, queue.length, changes, approximations, warnings, unexplored);
-  const report: DiffReport = { ...body, headlines: diffHeadlines(body, oldRs, newRs) };
-  return { ok: true, report, errors: [...errorsOf(oldRs, chainChanges), ...errorsOf(newRs, chainChanges)] };
+  return {
+    env,
+    changes,
+    traced: queue.length,
+    limited: q.state.limited,
+    approxClasses,
+    openReasons,
+    entered,
+    enteredOpen,
+    warnings,
+  };
 }
 
 /**
@@ -456,7 +598,7 @@ function mergeAdjacent(
 }
 
 function ruleRef(rs: Ruleset, r: Rule): DiffRuleRef {
-  const chain = rs.tables.get(r.table)?.chains.get(r.chain);
+  const chain = tableByName(rs, r.table)?.chains.get(r.chain);
   return {
     file: rs.file,
     line: r.line + 1,

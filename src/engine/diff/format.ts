@@ -26,7 +26,9 @@ export function noChangeText(report: DiffReport): string {
 }
 
 function chainText(c: ChainChange): string {
-  const what = c.change === 'rules' ? `rules +${c.added} −${c.removed}` : c.change;
+  const sets = c.sets?.length ? `, ${c.sets.map(n => `@${n}`).join(', ')} changed` : '';
+  const what =
+    (c.change === 'rules' ? `rules +${c.added} −${c.removed}` : c.change === 'set' ? 'set' : c.change) + sets;
   return `${c.table} ${c.chain} (${what})`;
 }
 

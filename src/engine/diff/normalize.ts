@@ -5,7 +5,9 @@
  * option order, counts: a chain that differs only cosmetically is traced rather than trusted, and its
  * classes then simply compare equal.
  */
-import type { Chain, Rule, Ruleset } from '../model.ts';
+import type { Chain, Rule, Ruleset, Table } from '../model.ts';
+import type { NftNamedSet } from '../nftables/program.ts';
+import { elemText } from '../nftables/expr/map.ts';
 import { ruleKey, sameWords } from '../iptables/rule-text.ts';
 import type { ChainChange } from './types.ts';
 
@@ -57,6 +59,70 @@ function compareChain(table: string, a: Chain | undefined, b: Chain | undefined)
   return { ...base, change, ...delta };
 }
 
+/**
+ * A table by the name rules and trace steps use: iptables' tables are keyed by it; nftables' by `family
+ * name`, so the first nft table of that name answers (two families' tables of one name are rare; where
+ * both exist, callers that must see every one use `tablesNamed`).
+ */
+export function tableByName(rs: Ruleset, name: string): Table | undefined {
+  return rs.tables.get(name) ?? tablesNamed(rs, name)[0];
+}
+
+export function tablesNamed(rs: Ruleset, name: string): Table[] {
+  const direct = rs.tables.get(name);
+  if (direct) return [direct];
+  return [...rs.tables.values()].filter(t => t.nft && t.name === name);
+}
+
+/** A named set's content as nft lists it (types, dynamic, elements with their data, in order). */
+function setSignature(s: NftNamedSet): string {
+  const data =
+    s.dataTypes === null ? '' : s.dataTypes === 'verdict' ? 'verdict' : s.dataTypes.map(t => t.name).join('.');
+  return [s.keyTypes.map(t => t.name).join('.'), data, s.dynamic, ...s.elems.map(elemText)].join('\n');
+}
+
+/** The named sets and maps of an nft table whose contents differ from the other side's (or exist on one side). */
+function changedSets(a: Table | undefined, b: Table | undefined): Set<string> {
+  const out = new Set<string>();
+  const names = new Set([...(a?.sets?.keys() ?? []), ...(b?.sets?.keys() ?? [])]);
+  for (const n of names) {
+    const x = a?.sets?.get(n);
+    const y = b?.sets?.get(n);
+    if (!x || !y || setSignature(x) !== setSignature(y)) out.add(n);
+  }
+  return out;
+}
+
+/** The changed sets a chain's rules look up (`@name`), on either side. */
+function setsUsed(sets: ReadonlySet<string>, ...chains: (Chain | undefined)[]): string[] {
+  if (!sets.size) return [];
+  const used = new Set<string>();
+  for (const c of chains)
+    for (const r of c?.rules ?? []) {
+      const key = ruleKey(r);
+      for (const n of sets) if (mentionsSet(key, n)) used.add(n);
+    }
+  return [...used];
+}
+
+/** Whether a rule's text looks up the named set `@name` (not a longer name that starts with it). */
+export function mentionsSet(ruleText: string, name: string): boolean {
+  const at = `@${name}`;
+  for (let i = ruleText.indexOf(at); i >= 0; i = ruleText.indexOf(at, i + 1)) {
+    const next = ruleText[i + at.length];
+    if (next === undefined || !/[\w./-]/.test(next)) return true;
+  }
+  return false;
+}
+
+/** nftables: whether a base chain's registration (hook, priority, type) differs. */
+function baseDiffers(a: Chain, b: Chain): boolean {
+  const x = a.base;
+  const y = b.base;
+  if (!x || !y) return !!x !== !!y;
+  return x.hook !== y.hook || x.priority !== y.priority || x.type !== y.type || x.device !== y.device;
+}
+
 /** Every chain whose normalized rules or policy differ, or that exists on one side only, in table order. */
 export function changedChains(oldRs: Ruleset, newRs: Ruleset): ChainChange[] {
   const out: ChainChange[] = [];
@@ -64,13 +130,28 @@ export function changedChains(oldRs: Ruleset, newRs: Ruleset): ChainChange[] {
   for (const t of tables) {
     const a = oldRs.tables.get(t);
     const b = newRs.tables.get(t);
+    const nft = (a ?? b)!.nft === true;
+    // nftables rules name their table without the family (as trace steps do); the report says the family.
+    const name = nft ? (a ?? b)!.name : t;
+    const extra = nft ? { family: (a ?? b)!.family ?? 'ip' } : {};
+    const sets = nft ? changedSets(a, b) : new Set<string>();
     const names = [...new Set([...(a?.chains.keys() ?? []), ...(b?.chains.keys() ?? [])])];
-    for (const name of names) {
-      const c = compareChain(t, a?.chains.get(name), b?.chains.get(name));
-      if (c) out.push(c);
+    for (const chainName of names) {
+      const x = a?.chains.get(chainName);
+      const y = b?.chains.get(chainName);
+      const c = compareChain(name, x, y);
+      const used = setsUsed(sets, x, y);
+      const base = nft && x && y && baseDiffers(x, y);
+      if (c) out.push({ ...c, ...extra, ...(used.length ? { sets: used } : {}) });
+      else if (base) out.push({ ...compareBase(name, x, y), ...extra, ...(used.length ? { sets: used } : {}) });
+      else if (used.length) out.push({ ...compareBase(name, x!, y!), change: 'set', ...extra, sets: used });
     }
   }
   return out;
+}
+
+function compareBase(table: string, a: Chain, b: Chain): ChainChange {
+  return { table, chain: a.name, change: 'hook', oldLine: a.line + 1, newLine: b.line + 1, added: 0, removed: 0 };
 }
 
 /** The normalized rule texts of a chain, for "is this rule also on the other side". */

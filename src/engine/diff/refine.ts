@@ -24,6 +24,8 @@ import type { ClassEnv, PacketClass } from './classes.ts';
 import { textualDst } from './contexts.ts';
 import { type Neg, type RuleFacts, ruleFacts } from './facts.ts';
 import { targetName } from './graph.ts';
+import { type Cutters, nftAnswer, nftExtras } from './nft-facts.ts';
+import { tablesNamed } from './normalize.ts';
 import { PORT_SPACE, type Span, atoms, contains, intersect } from './space.ts';
 
 export type Check =
@@ -146,6 +148,14 @@ function icmpAnswer(box: Box, f: RuleFacts): Answer {
   };
 }
 
+/** The cuts nftables rules share with iptables rules (nft-facts.ts). */
+const CUTTERS: Cutters = {
+  proto: (box, value) => protoAnswer(box, { negated: false, value }),
+  iface: (box, input, uplink, name) =>
+    ifaceAnswer(box, input, uplink, { negated: false, value: { name, wildcard: name.endsWith('+') } }),
+  mark: markAnswer,
+};
+
 /** One rule against a box: the first test that fails for the whole box settles it; else the first split. */
 function answer(f: RuleFacts, rule: Rule, box: Box, input: PacketInput, uplink: string): Answer {
   const parts: Answer[] = [];
@@ -209,7 +219,8 @@ function candidates(chain: Chain, box: Box, family: 4 | 6): readonly Rule[] {
     const wide: number[] = [];
     const exact: { d: bigint; i: number }[] = [];
     chain.rules.forEach((r, i) => {
-      let d = textualDst(r);
+      // nftables rules are programs: each is a candidate (their destinations are looked up, not written).
+      let d = r.nft ? null : textualDst(r);
       if (d === undefined) {
         const f = ruleFacts(r, family);
         d = f.dst && !f.dst.negated && f.dst.value.lo === f.dst.value.hi ? f.dst.value.lo : null;
@@ -316,7 +327,11 @@ export function checkClass(
         if (e.kind === 'rule') {
           const v = e.step.verdict;
           const point = (x: string | null) => (x ? { lo: addrNum(x), hi: addrNum(x) } : null);
-          if (/^(DNAT|REDIRECT)/.test(v) && point(o.packet.dst))
+          // nftables steps end `accept` and say what they did: `dnat → …`, `masquerade → …`.
+          const act = e.step.action ?? '';
+          const dnat = /^(DNAT|REDIRECT)/.test(v) || /^(dnat|redirect) →/.test(act);
+          const snat = /^(SNAT|MASQUERADE)/.test(v) || /^(snat|masquerade) →/.test(act);
+          if (dnat && point(o.packet.dst))
             view = {
               ...view,
               dst: point(o.packet.dst)!,
@@ -325,7 +340,7 @@ export function checkClass(
                   ? { lo: BigInt(o.packet.dport), hi: BigInt(o.packet.dport) }
                   : view.dport,
             };
-          if (/^(SNAT|MASQUERADE)/.test(v) && point(o.packet.src))
+          if (snat && point(o.packet.src))
             view = {
               ...view,
               src: point(o.packet.src)!,
@@ -340,11 +355,11 @@ export function checkClass(
         const key = `${e.table} ${e.chain} ${view === box ? '' : `${view.src.lo}-${view.dst.lo}-${view.dport?.lo ?? ''}`}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        const chain = rs.tables.get(e.table)?.chains.get(e.chain);
-        if (!chain) continue;
-        for (const rule of candidates(chain, view, env.family)) {
+        // nftables steps name the table without its family: every table of that name is looked at.
+        const chains = tablesNamed(rs, e.table).flatMap(t => t.chains.get(e.chain) ?? []);
+        for (const rule of chains.flatMap(chain => candidates(chain, view, env.family))) {
           if (skip?.(rule)) continue;
-          const f = ruleFacts(rule, env.family);
+          const f = rule.nft ? nftExtras(rule) : ruleFacts(rule, env.family);
           for (const st of f.ctstates) {
             if (BASE_STATES.has(st) && st !== (c.input.ctstate ?? 'NEW'))
               spawn({
@@ -360,7 +375,9 @@ export function checkClass(
             const byType = cutAt('src', cuts.src);
             if (byType) return byType;
           }
-          const a = answer(f, rule, view, c.input, env.uplink);
+          const a = rule.nft
+            ? nftAnswer(rule, box, view, c.input, env.uplink, env.family, CUTTERS)
+            : answer(f as RuleFacts, rule, view, c.input, env.uplink);
           if (a.kind === 'open') return a;
           if (a.kind === 'split') {
             // Only untranslated fields can split (translated ones are single values): carry them to the box.

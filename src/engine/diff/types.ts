@@ -9,8 +9,16 @@ import type { Disposition } from '../eval/trace-types.ts';
 export interface ChainChange {
   readonly table: string;
   readonly chain: string;
-  /** `rules`: the rule list differs; `reordered`: the same rules in another order. */
-  readonly change: 'added' | 'removed' | 'policy' | 'rules' | 'reordered';
+  /**
+   * `rules`: the rule list differs; `reordered`: the same rules in another order; nftables only: `set`, the
+   * rules are the same but a named set or map they look up differs (`sets`); `hook`: a base chain's hook,
+   * priority or type differs.
+   */
+  readonly change: 'added' | 'removed' | 'policy' | 'rules' | 'reordered' | 'set' | 'hook';
+  /** nftables: the table's family (`table` is then the table's name, as trace steps name it). */
+  readonly family?: string;
+  /** nftables: the named sets and maps whose contents differ that this chain's rules look up. */
+  readonly sets?: readonly string[];
   /** 1-based declaration lines, null on the side that lacks the chain. */
   readonly oldLine: number | null;
   readonly newLine: number | null;

@@ -10,7 +10,7 @@ import { type Box, boxExtent, boxInput, wholeBox } from './box.ts';
 import { type ClassEnv, type PacketClass, fromOptions } from './classes.ts';
 import type { Ctx } from './contexts.ts';
 import { ruleFacts } from './facts.ts';
-import { normalizedRule, ruleTextSet } from './normalize.ts';
+import { normalizedRule, ruleTextSet, tableByName } from './normalize.ts';
 import { type Span, intersect } from './space.ts';
 
 /** The rules of a chain that the other side's chain lacks (compared as normalized text). */
@@ -23,8 +23,8 @@ export function differingRules(
   const out: { side: 0 | 1; rule: Rule }[] = [];
   const sides = [oldRs, newRs] as const;
   sides.forEach((rs, side) => {
-    const other = ruleTextSet(sides[1 - side]!.tables.get(table)?.chains.get(chain));
-    for (const r of rs.tables.get(table)?.chains.get(chain)?.rules ?? [])
+    const other = ruleTextSet(tableByName(sides[1 - side]!, table)?.chains.get(chain));
+    for (const r of tableByName(rs, table)?.chains.get(chain)?.rules ?? [])
       if (!other.has(normalizedRule(r))) out.push({ side: side as 0 | 1, rule: r });
   });
   return out;

@@ -12,12 +12,15 @@ import type { ParsedOption } from '../matches/types.ts';
 import { IptRule } from './rule-node.ts';
 import { tokenizeLine } from './tokenize.ts';
 
-/** nft statements as nft prints them, one space apart (optionally without counters). */
+/**
+ * nft statements as nft prints them, one space apart; without counters, the identity: each statement whole
+ * (an anonymous map's elements, which the display abbreviates, program.ts `Op.key`).
+ */
 function nftText(rule: Rule, withCounters: boolean): string {
   const ops = rule.nft?.ops ?? [];
   return ops
     .filter(o => withCounters || !o.text.startsWith('counter'))
-    .map(o => o.text)
+    .map(o => (withCounters ? o.text : (o.key ?? o.text)))
     .join(' ');
 }
 
@@ -69,7 +72,8 @@ function iptablesKey(spec: string): string {
 export function sameWords(x: Rule, y: Rule): boolean {
   if (x instanceof IptRule && y instanceof IptRule)
     return x.raw === y.raw || x.raw.slice(x.specStart) === y.raw.slice(y.specStart);
-  return ruleText(x) === ruleText(y);
+  // nft rules: the identity (`ruleKey`), since the display text abbreviates anonymous maps.
+  return ruleKey(x) === ruleKey(y);
 }
 
 /**

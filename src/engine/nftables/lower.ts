@@ -157,6 +157,7 @@ function lowerTable(
       kind: 'filter',
       family: t.family,
       nft: true,
+      sets,
       line: t.range.start.line,
       range: t.range,
       chains,

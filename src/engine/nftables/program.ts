@@ -26,12 +26,69 @@ export type ExprOut =
       readonly options: readonly { readonly p: Rational; readonly v: readonly Scalar[]; readonly label: string }[];
     };
 
+/**
+ * What the semantic diff (src/engine/diff/nft-facts.ts) may know about the value an expression reads, one
+ * per concatenated part: which header field it is, so a class of packets (a box of field intervals) can be
+ * tested against a rule without tracing every packet. Each expression module states its own; an expression
+ * without facts, or with `open`, leaves the classes that meet it unproven (the diff says approximate).
+ */
+export type FieldFact =
+  /** `ip saddr`, `ip6 daddr`; `original`: conntrack's original tuple (`ct original daddr`), the untranslated packet. */
+  | { readonly kind: 'addr'; readonly field: 'src' | 'dst'; readonly family: 4 | 6; readonly original?: boolean }
+  /** `tcp dport` (protos [6]: absent for other protocols), `th dport` (protos null: any protocol with ports). */
+  | {
+      readonly kind: 'port';
+      readonly field: 'sport' | 'dport';
+      readonly protos: readonly number[] | null;
+      readonly original?: boolean;
+    }
+  /** `meta l4proto`, `ip protocol`, `ip6 nexthdr`. */
+  | { readonly kind: 'proto' }
+  /** `iifname`/`iif` (in), `oifname`/`oif` (out: decided by routing, which cuts every class at the routes). */
+  | { readonly kind: 'iface'; readonly dir: 'in' | 'out' }
+  /** `meta mark`, or `meta mark and MASK`. */
+  | { readonly kind: 'mark'; readonly mask: bigint }
+  | { readonly kind: 'ctstate' }
+  /** `icmp type`, `icmpv6 type` (their implicit protocol dependency is `proto`). */
+  | { readonly kind: 'icmp'; readonly proto: 1 | 58 }
+  /** `fib saddr|daddr type`: the node's address types, at which every class is cut. */
+  | { readonly kind: 'addrtype'; readonly which: 'src' | 'dst' }
+  /** The same for every packet of a class, whatever the value: the family, a value the path set, a numgen draw. */
+  | { readonly kind: 'uniform' }
+  | { readonly kind: 'open'; readonly why: string };
+
 /** A lowered expression: its value's types (one per concatenated part) and how to read it off the packet. */
 export interface LExpr {
   readonly types: readonly DataType[];
   /** As nft prints it: `ip daddr`, `meta l4proto . th dport`. */
   readonly text: string;
+  /** The whole expression when `text` abbreviates it (an anonymous map's elements): what makes two rules the same. */
+  readonly key?: string;
   eval(pkt: PacketState, env: EvalEnv): ExprOut;
+  /** The diff's facts, one per part of `types` (absent: the diff cannot read this expression). */
+  readonly facts?: readonly FieldFact[];
+  /** A map lookup used as a value (`ip daddr map { … }`): its key and elements, for the diff. */
+  readonly lookup?: Lookup;
+}
+
+/**
+ * A test the diff evaluates over a class: the key's parts (by their facts) looked up in `elems`. A set
+ * matches when some element holds; a map (`data`) gives one element's data, so all its elements count.
+ */
+export interface Lookup {
+  readonly key: LExpr;
+  readonly elems: readonly SetElem[];
+  readonly negated: boolean;
+  readonly data: boolean;
+  /** A bitmask test (`ct state established,related`): any of these bits. */
+  readonly mask?: bigint;
+  /** A set the packet path fills (`update @s`): membership is caller state, like `-m recent`. */
+  readonly dynamic?: string;
+}
+
+/** What an operation tests, for the diff: its lookups (none for a constant action); absent: not readable. */
+export interface OpFacts {
+  readonly tests: readonly Lookup[];
 }
 
 export type VerdictKind = 'accept' | 'drop' | 'continue' | 'return' | 'jump' | 'goto' | 'queue' | 'reject' | 'unknown';
@@ -64,6 +121,10 @@ export interface Alt {
 export interface Op {
   /** As nft prints the statement. */
   readonly text: string;
+  /** The whole statement when `text` abbreviates it: what makes two rules the same (rule-text.ts `ruleKey`). */
+  readonly key?: string;
+  /** The diff's view of the statement (src/engine/diff/nft-facts.ts); absent: the diff cannot prove past it. */
+  readonly diff?: OpFacts;
   /** Whether the statement is a match (its failure is a miss) rather than an action. */
   readonly isMatch: boolean;
   run(pkt: PacketState, env: EvalEnv): readonly Alt[];

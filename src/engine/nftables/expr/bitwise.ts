@@ -4,7 +4,7 @@
  */
 import type { NftBinop, NftExpr } from '../ast.ts';
 import type { DataType } from '../types.ts';
-import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 
 /** A constant operand: a value, a flag list (`fin | syn`, JSON `["fin", "syn"]`) or an or of constants. */
 function constant(e: NftExpr, t: DataType): bigint | null {
@@ -57,10 +57,19 @@ export function lowerBinop(e: NftBinop, left: LExpr, ctx: LowerCtx): LExpr | nul
         return x >> r;
     }
   };
+  // For the diff: `mark and MASK` is a masked mark test; a value alike for the whole class stays so.
+  const inner = left.facts?.[0];
+  const fact: FieldFact =
+    inner?.kind === 'uniform'
+      ? inner
+      : inner?.kind === 'mark' && e.op === '&'
+        ? { kind: 'mark', mask: inner.mask & r }
+        : { kind: 'open', why: `${left.text} ${e.op} … is not cut on` };
   const word = { '&': 'and', '|': 'or', '^': 'xor', '<<': '<<', '>>': '>>' }[e.op];
   return {
     types: left.types,
     text: `${left.text} ${word} ${t.format(r)}`,
+    facts: [fact],
     eval(pkt, env): ExprOut {
       const o = left.eval(pkt, env);
       if (o.kind === 'value') return { kind: 'value', v: [f(o.v[0] as bigint)] };

@@ -11,6 +11,8 @@ export function concatExpr(parts: readonly LExpr[]): LExpr {
   return {
     types: parts.flatMap(p => p.types),
     text: parts.map(p => p.text).join(' . '),
+    // Each part keeps its own facts; a part without them is open for the diff.
+    facts: parts.flatMap(p => p.facts ?? p.types.map(() => ({ kind: 'open', why: `${p.text} has no facts` }) as const)),
     eval(pkt, env): ExprOut {
       let acc: { p: ReturnType<typeof mul> | null; v: Scalar[]; label: string }[] = [{ p: null, v: [], label: '' }];
       let random = false;

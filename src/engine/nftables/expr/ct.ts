@@ -6,7 +6,7 @@
 import type { NftCt } from '../ast.ts';
 import { packetStates } from '../../matches/conntrack.ts';
 import type { PacketState } from '../../eval/packet.ts';
-import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 import { CT_DIR, CT_STATE, CT_STATUS, type DataType, IPV4, IPV6, MARK, PROTO, SERVICE } from '../types.ts';
 
 const v = (x: bigint | number): ExprOut => ({ kind: 'value', v: [BigInt(x)] });
@@ -108,5 +108,34 @@ export function lowerCt(e: NftCt, ctx: LowerCtx): LExpr | null {
     return null;
   }
   const r = read;
-  return { types: [type], text, eval: pkt => r(pkt) };
+  return { types: [type], text, eval: pkt => r(pkt), facts: [ctFact(e, ctx.family)] };
+}
+
+/**
+ * The diff's fact (program.ts `FieldFact`). A class is one conntrack state; status, mark and direction are
+ * what the class's path made them, alike for all its packets; the original tuple is the untranslated
+ * packet's own fields. The reply tuple names NAT results: not cut on.
+ */
+function ctFact(e: NftCt, table: LowerCtx['family']): FieldFact {
+  if (e.key === 'state') return { kind: 'ctstate' };
+  if (e.key === 'status' || e.key === 'mark' || e.key === 'direction') return { kind: 'uniform' };
+  if (e.key === 'protocol') return { kind: 'proto' };
+  if ((e.dir ?? 'original') !== 'original') return { kind: 'open', why: `ct ${e.dir} ${e.key} is not cut on` };
+  const key = e.key.replace(/^ip6? /, '');
+  if (key === 'saddr' || key === 'daddr') {
+    const fam =
+      e.family ??
+      (e.key.startsWith('ip6')
+        ? 'ip6'
+        : e.key.startsWith('ip')
+          ? 'ip'
+          : table === 'ip' || table === 'ip6'
+            ? table
+            : null);
+    if (fam === null) return { kind: 'open', why: `ct original ${e.key} without a family` };
+    return { kind: 'addr', field: key === 'saddr' ? 'src' : 'dst', family: fam === 'ip6' ? 6 : 4, original: true };
+  }
+  if (key === 'proto-src' || key === 'proto-dst')
+    return { kind: 'port', field: key === 'proto-src' ? 'sport' : 'dport', protos: null, original: true };
+  return { kind: 'open', why: `ct ${e.key} is not cut on` };
 }

@@ -33,6 +33,10 @@ export function lowerFib(e: NftFib, ctx: LowerCtx): LExpr | null {
     return {
       types: [FIB_ADDRTYPE],
       text,
+      // Every class is cut at the node's addresses, loopback, multicast and broadcast (diff/refine.ts).
+      facts: iif
+        ? [{ kind: 'open', why: `${text} depends on the input interface's addresses` }]
+        : [{ kind: 'addrtype', which: src ? 'src' : 'dst' }],
       eval: (p: PacketState, env: EvalEnv): ExprOut => {
         const t = env.node.addrType(addrOf(p), iif ? p.inIface : undefined);
         return { kind: 'value', v: [BigInt(RTN[t] ?? 1)] };
@@ -43,6 +47,7 @@ export function lowerFib(e: NftFib, ctx: LowerCtx): LExpr | null {
     return {
       types: [FIB_OIF],
       text,
+      facts: [{ kind: 'open', why: `${text} is a route lookup the classes are not cut on` }],
       eval: (p: PacketState, env: EvalEnv): ExprOut => {
         const a = addrOf(p);
         if (env.node.isLocal(a)) return { kind: 'value', v: [iif ? (p.inIface ?? '') : 'lo'] };

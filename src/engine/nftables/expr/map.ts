@@ -12,18 +12,30 @@ export function mapSource(
   key: LExpr,
   data: readonly DataType[] | 'verdict',
   ctx: LowerCtx,
-): { elems: SetElem[]; text: string; types: readonly DataType[] | 'verdict' } | null {
+): { elems: SetElem[]; text: string; key: string; types: readonly DataType[] | 'verdict' } | null {
   if (e.kind === 'setref') {
     const s: NftNamedSet | undefined = ctx.lookupSet(e.name);
     if (!s) {
       ctx.report('unknown-set', `map @${e.name} is not defined in this table`, e.range);
       return null;
     }
-    return { elems: s.elems, text: `@${e.name}`, types: s.dataTypes ?? data };
+    return { elems: s.elems, text: `@${e.name}`, key: `@${e.name}`, types: s.dataTypes ?? data };
   }
-  if (e.kind === 'set') return { elems: lowerElements(e.items, key.types, data, ctx), text: '{ … }', types: data };
+  if (e.kind === 'set') {
+    const elems = lowerElements(e.items, key.types, data, ctx);
+    return { elems, text: '{ … }', key: `{ ${elems.map(elemText).join(', ')} }`, types: data };
+  }
   ctx.report('bad-value', 'expected @name or { key : value, … } after map/vmap', e.range);
   return null;
+}
+
+/** An element with its data, as nft lists it (`10.0.0.1 . tcp . 80 : goto svc`): a map's identity. */
+export function elemText(e: SetElem): string {
+  const d = e.data;
+  if (d === undefined) return e.text;
+  if (Array.isArray(d)) return `${e.text} : ${d.map(String).join(' . ')}`;
+  const v = d as { kind: string; chain?: string };
+  return `${e.text} : ${v.kind}${v.chain !== undefined ? ` ${v.chain}` : ''}`;
 }
 
 function pick(elems: readonly SetElem[], v: readonly Scalar[]): readonly Scalar[] | null {
@@ -40,6 +52,9 @@ export function lowerMapLookup(e: NftMapLookup, key: LExpr, data: readonly DataT
   return {
     types,
     text,
+    key: `${key.key ?? key.text} map ${src.key}`,
+    facts: types.map(() => ({ kind: 'open', why: `${text} is a looked-up value` }) as const),
+    lookup: { key, elems: src.elems, negated: false, data: true },
     eval(pkt, env): ExprOut {
       const k = key.eval(pkt, env);
       if (k.kind === 'absent' || k.kind === 'unknown') return k;

@@ -6,7 +6,7 @@
 import type { NftMeta } from '../ast.ts';
 import type { EvalEnv } from '../../eval/env.ts';
 import type { PacketState } from '../../eval/packet.ts';
-import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 import { type DataType, ETHERTYPE, GID, IFNAME, INTEGER, MARK, NFPROTO, PKTTYPE, PROTO, UID } from '../types.ts';
 
 const v = (x: bigint | number): ExprOut => ({ kind: 'value', v: [BigInt(x)] });
@@ -42,6 +42,23 @@ const KEYS: Record<string, { type: DataType; read: (pkt: PacketState, env: EvalE
   nftrace: { type: INTEGER, read: () => v(0) },
 };
 
+/**
+ * The diff's facts (program.ts `FieldFact`). The family, the packet type (cut by destination at multicast
+ * and broadcast) and nftrace are the same for every packet of a class; sockets and lengths are not fields.
+ */
+const FACTS: Record<string, FieldFact> = {
+  iifname: { kind: 'iface', dir: 'in' },
+  iif: { kind: 'iface', dir: 'in' },
+  oifname: { kind: 'iface', dir: 'out' },
+  oif: { kind: 'iface', dir: 'out' },
+  l4proto: { kind: 'proto' },
+  nfproto: { kind: 'uniform' },
+  protocol: { kind: 'uniform' },
+  mark: { kind: 'mark', mask: 0xffffffffn },
+  pkttype: { kind: 'uniform' },
+  nftrace: { kind: 'uniform' },
+};
+
 /** The names nft accepts for meta keys, including the short forms it prints. */
 export function metaKey(key: string): string {
   return key === 'nfproto' || key === 'l4proto' ? key : key.replace(/^meta /, '');
@@ -58,5 +75,11 @@ export function lowerMeta(e: NftMeta, ctx: LowerCtx): LExpr | null {
     );
     return null;
   }
-  return { types: [k.type], text: `meta ${e.key}`, eval: (pkt, env) => k.read(pkt, env) };
+  const key = metaKey(e.key);
+  return {
+    types: [k.type],
+    text: `meta ${e.key}`,
+    eval: (pkt, env) => k.read(pkt, env),
+    facts: [FACTS[key] ?? { kind: 'open', why: `meta ${key} is not a field packet classes are cut on` }],
+  };
 }

@@ -54,7 +54,8 @@ export function lowerNumgen(e: NftNumgen, ctx: LowerCtx): LExpr | null {
     return { p, v: [val] as const, label };
   });
   const out: ExprOut = { kind: 'choice', options };
-  const expr: LExpr = { types: [INTEGER], text, eval: () => out };
+  // Every packet draws from the same exact distribution: a class need not be cut on it (the trace forks).
+  const expr: LExpr = { types: [INTEGER], text, eval: () => out, facts: [{ kind: 'uniform' }] };
   if (shared.size >= 256) shared.clear(); // bounded: kube-proxy needs a handful (one per endpoint count)
   shared.set(key, expr);
   return expr;

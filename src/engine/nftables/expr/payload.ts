@@ -5,7 +5,7 @@
  */
 import type { NftPayload } from '../ast.ts';
 import type { PacketState } from '../../eval/packet.ts';
-import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 import {
   type DataType,
   ICMP_CODE,
@@ -108,6 +108,19 @@ function field(protocol: string, name: string): { type: DataType; read: Read } |
   return null;
 }
 
+/** The diff's fact for a header field (program.ts `FieldFact`): which box field it reads. */
+function fact(protocol: string, name: string): FieldFact {
+  if ((protocol === 'ip' || protocol === 'ip6') && (name === 'saddr' || name === 'daddr'))
+    return { kind: 'addr', field: name === 'saddr' ? 'src' : 'dst', family: protocol === 'ip' ? 4 : 6 };
+  if ((protocol === 'ip' && name === 'protocol') || (protocol === 'ip6' && name === 'nexthdr'))
+    return { kind: 'proto' };
+  if (name === 'sport' || name === 'dport')
+    return { kind: 'port', field: name, protos: protocol === 'th' ? null : (L4[protocol]?.protos ?? null) };
+  if ((protocol === 'icmp' || protocol === 'icmpv6') && name === 'type')
+    return { kind: 'icmp', proto: protocol === 'icmp' ? 1 : 58 };
+  return { kind: 'open', why: `${protocol} ${name} is not a field packet classes are cut on` };
+}
+
 export function lowerPayload(e: NftPayload, ctx: LowerCtx): LExpr | null {
   const f = field(e.protocol, e.field);
   if (!f) {
@@ -120,5 +133,10 @@ export function lowerPayload(e: NftPayload, ctx: LowerCtx): LExpr | null {
     return null;
   }
   // In an ip or ip6 table the family is implied; ip fields in an ip6 table never match.
-  return { types: [f.type], text: `${e.protocol} ${e.field}`, eval: pkt => f.read(pkt) };
+  return {
+    types: [f.type],
+    text: `${e.protocol} ${e.field}`,
+    eval: pkt => f.read(pkt),
+    facts: [fact(e.protocol, e.field)],
+  };
 }

@@ -22,7 +22,29 @@ function unknownStmt(text: string): Op {
   return { text, isMatch: false, run: () => [{ verdict: { kind: 'unknown', reason: `${text} is not modelled` } }] };
 }
 
+/**
+ * Statements that test no packet field (verdicts, reject, counters, log, limit and quota — assumed alike for
+ * every packet —, notrack, queue, set updates from the packet path): for the diff they split no class.
+ */
+const TESTS_NOTHING = new Set<NftStmt['kind']>([
+  'verdict',
+  'reject',
+  'counter',
+  'log',
+  'limit',
+  'quota',
+  'notrack',
+  'queue',
+  'setop',
+]);
+const NO_TESTS = { tests: [] } as const;
+
 export function lowerStmt(s: NftStmt, ctx: LowerCtx): Op {
+  const op = lowerOne(s, ctx);
+  return TESTS_NOTHING.has(s.kind) && !op.diff ? { ...op, diff: NO_TESTS } : op;
+}
+
+function lowerOne(s: NftStmt, ctx: LowerCtx): Op {
   switch (s.kind) {
     case 'match':
       return lowerMatch(s, ctx);

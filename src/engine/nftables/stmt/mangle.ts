@@ -47,6 +47,9 @@ export function lowerMangle(m: NftMangle, ctx: LowerCtx): Op {
   const ct = k.kind === 'ct';
   return {
     text,
+    ...(value?.key ? { key: `${keyText} set ${value.key}` } : {}),
+    // For the diff: a constant or the mark itself splits no class; a map lookup tests its key.
+    ...(value ? { diff: { tests: value.lookup ? [value.lookup] : [] } } : {}),
     isMatch: false,
     run(pkt, env): Alt[] {
       if (!value) return [{ verdict: { kind: 'unknown', reason: `${text}: the value could not be read` } }];

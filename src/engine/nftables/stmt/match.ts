@@ -10,7 +10,7 @@ import type { NftMatch } from '../ast.ts';
 import type { EvalEnv } from '../../eval/env.ts';
 import { complement, isZero, add, ZERO } from '../../rational.ts';
 import { lowerExpr } from '../expr/index.ts';
-import type { Alt, ExprOut, LExpr, LowerCtx, Op, SetElem } from '../program.ts';
+import type { Alt, ExprOut, LExpr, Lookup, LowerCtx, Op, SetElem } from '../program.ts';
 import { type Interval, couldMatch, formatKey, literalKey, lookupElems, lowerElements } from '../sets.ts';
 import type { Scalar } from '../types.ts';
 
@@ -22,8 +22,15 @@ function compare(a: Scalar, b: Scalar): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The test for the right side, and how it reads in the trace. */
-function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text: string; could?: Could } | null {
+/** What the diff reads of the right side (program.ts `Lookup`, without the left side and the negation). */
+type Facts = Omit<Lookup, 'key' | 'negated'>;
+
+/** The test for the right side, how it reads in the trace, and what the diff reads of it. */
+function rightSide(
+  m: NftMatch,
+  left: LExpr,
+  ctx: LowerCtx,
+): { test: Test; text: string; could?: Could; facts?: Facts } | null {
   const r = m.right;
   const t0 = left.types[0]!;
   if (r.kind === 'setref') {
@@ -37,6 +44,7 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
       text: `@${name}`,
       test: (v, env) => lookupElems(s.elems, v) !== null || (s.dynamic && env.recent.has(name)),
       could: (p, env) => couldMatch(s.elems, p) || (s.dynamic && env.recent.has(name)),
+      facts: { elems: s.elems, data: false, ...(s.dynamic ? { dynamic: name } : {}) },
     };
   }
   if (r.kind === 'set') {
@@ -45,6 +53,7 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
       text: `{ ${elems.map(e => e.text).join(', ')} }`,
       test: v => lookupElems(elems, v) !== null,
       could: p => couldMatch(elems, p),
+      facts: { elems, data: false },
     };
   }
   if (r.kind === 'list' && t0.bitmask && left.types.length === 1) {
@@ -53,11 +62,19 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
       const k = literalKey(it, left.types, ctx);
       if (k) mask |= k[0]![0] as bigint;
     }
-    return { text: t0.format(mask), test: v => ((v[0] as bigint) & mask) !== 0n };
+    return {
+      text: t0.format(mask),
+      test: v => ((v[0] as bigint) & mask) !== 0n,
+      facts: { elems: [], data: false, mask },
+    };
   }
   if (r.kind === 'list') {
     const elems = lowerElements(r.items, left.types, null, ctx);
-    return { text: elems.map(e => e.text).join(','), test: v => lookupElems(elems, v) !== null };
+    return {
+      text: elems.map(e => e.text).join(','),
+      test: v => lookupElems(elems, v) !== null,
+      facts: { elems, data: false },
+    };
   }
   const key: Interval[] | null = literalKey(r, left.types, ctx);
   if (!key) return null;
@@ -75,14 +92,32 @@ function rightSide(m: NftMatch, left: LExpr, ctx: LowerCtx): { test: Test; text:
       '<=': (c: number) => c <= 0,
       '>=': (c: number) => c >= 0,
     }[m.op];
-    return { text, test: v => want(compare(v[0]!, b)) };
+    // For the diff: the values that pass, as one interval of the register (numbers only).
+    const top = (1n << BigInt(t0.bits)) - 1n;
+    const iv: readonly [bigint, bigint] | null =
+      typeof b !== 'bigint' || t0.bits === 0
+        ? null
+        : m.op === '<'
+          ? [0n, b - 1n]
+          : m.op === '<='
+            ? [0n, b]
+            : m.op === '>'
+              ? [b + 1n, top]
+              : [b, top];
+    const facts: Facts | undefined =
+      iv && iv[0] <= iv[1]
+        ? { elems: [{ key: [iv], text }], data: false }
+        : iv
+          ? { elems: [], data: false }
+          : undefined;
+    return { text, test: v => want(compare(v[0]!, b)), ...(facts ? { facts } : {}) };
   }
   if (m.op === 'in' && t0.bitmask && key.length === 1 && single) {
     const mask = key[0]![0] as bigint;
-    return { text, test: v => ((v[0] as bigint) & mask) !== 0n };
+    return { text, test: v => ((v[0] as bigint) & mask) !== 0n, facts: { elems: [], data: false, mask } };
   }
   const elems: SetElem[] = [{ key, text }];
-  return { text, test: v => lookupElems(elems, v) !== null };
+  return { text, test: v => lookupElems(elems, v) !== null, facts: { elems, data: false } };
 }
 
 function show(left: LExpr, v: readonly Scalar[]): string {
@@ -111,6 +146,7 @@ export function lowerMatch(m: NftMatch, ctx: LowerCtx): Op {
   return {
     text,
     isMatch: true,
+    ...(right.facts ? { diff: { tests: [{ key: left, negated, ...right.facts }] } } : {}),
     run(pkt, env): Alt[] {
       const o: ExprOut = left.eval(pkt, env);
       if (o.kind === 'value') return holds(o.v, env) ? [{}] : [{ miss: why(o.v) }];

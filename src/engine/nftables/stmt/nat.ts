@@ -12,7 +12,7 @@ import { type Rational, ZERO, add, complement, isZero } from '../../rational.ts'
 import { applyDnat, applySnat } from '../../targets/nat.ts';
 import { lowerExpr } from '../expr/index.ts';
 import { lowerMapLookup } from '../expr/map.ts';
-import type { Alt, LExpr, LowerCtx, Op } from '../program.ts';
+import type { Alt, LExpr, Lookup, LowerCtx, Op } from '../program.ts';
 import { literalInterval } from '../sets.ts';
 import { type DataType, IPV4, IPV6, SERVICE, type Scalar } from '../types.ts';
 
@@ -29,6 +29,9 @@ interface Target {
     env: Parameters<LExpr['eval']>[1],
   ): Dest | { choice: { p: Rational; label: string; dest: Dest }[] } | { absent: string } | { unknown: string };
   readonly text: string;
+  /** A map-valued target: its lookup and full text, for the diff. */
+  readonly lookup?: Lookup;
+  readonly key?: string;
 }
 
 function constant(e: NftExpr | undefined, t: DataType, ctx: LowerCtx): { lo: Scalar; hi: Scalar } | null | undefined {
@@ -47,6 +50,8 @@ function target(s: NftNat, six: boolean, ctx: LowerCtx): Target | null {
     const port = constant(s.port, SERVICE, ctx);
     return {
       text: m.text,
+      ...(m.lookup ? { lookup: m.lookup } : {}),
+      ...(m.key ? { key: m.key } : {}),
       eval(pkt, env) {
         const o = m.eval(pkt, env);
         if (o.kind === 'absent') return { absent: o.why };
@@ -106,6 +111,7 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
     return {
       text,
       isMatch: false,
+      diff: { tests: [] },
       run(pkt, env): Alt[] {
         const port = p ? Number(p[0]) : null;
         // nf_nat_masquerade_ipv4: the address the outgoing interface would use as source (inet_select_addr);
@@ -149,7 +155,9 @@ export function lowerNat(s: NftNat, ctx: LowerCtx): Op {
   const text = `${s.type}${fam} to ${t?.text ?? '?'}${flags}`;
   return {
     text,
+    ...(t?.key ? { key: `${s.type}${fam} to ${t.key}${flags}` } : {}),
     isMatch: false,
+    ...(t ? { diff: { tests: t.lookup ? [t.lookup] : [] } } : {}),
     run(pkt, env): Alt[] {
       if (!t) return [{ verdict: { kind: 'unknown', reason: `${text}: the address could not be read` } }];
       if ((pkt.family === 6) !== six)

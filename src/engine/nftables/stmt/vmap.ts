@@ -23,7 +23,10 @@ export function lowerVmap(s: NftVmap, ctx: LowerCtx): Op {
   const show = (v: readonly (bigint | string)[]) => v.map((x, i) => key.types[i]?.format(x) ?? String(x)).join(' . ');
   return {
     text,
+    ...(src ? { key: `${key.key ?? key.text} vmap ${src.key}` } : {}),
     isMatch: false,
+    // For the diff: which element the key finds decides the verdict, so every element counts.
+    ...(src ? { diff: { tests: [{ key, elems: src.elems, negated: false, data: true }] } } : {}),
     run(pkt, env): Alt[] {
       if (!src) return [{ verdict: { kind: 'unknown', reason: `${text}: the map could not be read` } }];
       const k = key.eval(pkt, env);
