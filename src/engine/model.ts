@@ -9,9 +9,10 @@ import type { MatchModule, ParsedOption } from './matches/types.ts';
 import type { TargetModule } from './targets/types.ts';
 import type { NftNamedSet, NftProgram } from './nftables/program.ts';
 
-export type HookName = 'PREROUTING' | 'INPUT' | 'FORWARD' | 'OUTPUT' | 'POSTROUTING';
+import type { HookName } from './hooks.ts';
 
-export const HOOKS: readonly HookName[] = ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'];
+// The hook names are the model's vocabulary too; they live in the leaf hooks.ts (no import circle).
+export { type HookName, HOOKS } from './hooks.ts';
 
 /** What a table is for: `nat` tables only see a connection's first packet and perform address translation. */
 export type TableKind = 'filter' | 'nat' | 'route';

@@ -1,5 +1,5 @@
 /** What a match or target may consult besides the packet: the node, ipsets, `recent` lists, the hook. */
-import type { HookName } from '../model.ts';
+import type { HookName } from '../hooks.ts';
 import type { IpsetStore } from '../ipset/store.ts';
 import type { HookInterceptor } from './intercept.ts';
 import type { NodeModel } from './node.ts';

@@ -3,7 +3,7 @@
  * JSON, the editor turns into CodeLens, hovers and decorations, and the webview draws. Add fields; never
  * rename them: `packetlens trace --json` is a public contract (README, "CLI").
  */
-import type { HookName } from '../model.ts';
+import type { HookName } from '../hooks.ts';
 import type { CtState } from './packet.ts';
 
 export type Disposition = 'local' | 'forwarded' | 'output' | 'dropped' | 'rejected' | 'unknown';

@@ -11,7 +11,8 @@
  * reaches the same rule as a running one with the same state, up to mark bits no rule reads, is merged
  * into it (probabilities add), so n random branches that set unread marks stay n paths, not 2^n.
  */
-import type { Chain, HookName, Rule, Table } from '../model.ts';
+import type { HookName } from '../hooks.ts';
+import type { Chain, Rule, Table } from '../model.ts';
 import { add, complement, format as formatRational, isZero, mul, toNumber, type Rational } from '../rational.ts';
 import { type LiveMarks, type TraceLimits, addRemainder } from './budget.ts';
 import type { EvalEnv } from './env.ts';

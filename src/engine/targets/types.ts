@@ -5,7 +5,7 @@
 import type { EvalEnv } from '../eval/env.ts';
 import type { PacketState } from '../eval/packet.ts';
 import type { CompileContext, OptionSpec, ParsedOption } from '../matches/types.ts';
-import type { HookName } from '../model.ts';
+import type { HookName } from '../hooks.ts';
 import type { Write } from '../matches/knowledge.ts';
 
 export type TargetEffect =
