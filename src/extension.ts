@@ -44,6 +44,7 @@ import { NodeStatus } from './vscode/node-status.ts';
 import { DumpStatus } from './vscode/status.ts';
 import { type TraceArgument, TraceController } from './vscode/trace-controller.ts';
 import { TraceSessions } from './vscode/trace-sessions.ts';
+import { LiveCompare } from './vscode/live-compare.ts';
 import { VIRTUAL_SCHEME, VirtualDumps } from './vscode/virtual-dumps.ts';
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -138,6 +139,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   diffs = new BehaviourDiffs(store, settings, diffPanel, controller, m => log.info(m), nodeFor, busy);
   nodes = new NodeContexts(context.workspaceState, manifestWorkspace, m => log.info(m));
   const nodeStatus = new NodeStatus(store, nodes);
+  const live = new LiveCompare(store, sessions, nodeFor, () => settings().limits.maxFileSizeMB, busy);
   const refreshNode = () => void nodeStatus.update();
   const diffLens = new DiffSummaryLens(diffs);
   const diffStatus = new DiffStatus(diffs);
@@ -161,6 +163,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     diffAnnotations,
     nodes,
     nodeStatus,
+    live,
   );
 
   // iptables-save dumps and nftables rulesets: one set of providers, the engine worker answers for the format.
@@ -187,7 +190,11 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     vscode.commands.registerCommand(COMMANDS.tracePacket, (arg: TraceArgument) =>
       manifests.handlesTrace(arg) ? manifests.traceCommand(arg) : controller.traceCommand(arg),
     ),
-    vscode.commands.registerCommand(COMMANDS.clearTrace, () => sessions.clear()),
+    vscode.commands.registerCommand(COMMANDS.clearTrace, () => {
+      sessions.clear();
+      live.clear();
+    }),
+    vscode.commands.registerCommand(COMMANDS.compareLiveTrace, (uri?: unknown) => live.command(uri)),
     vscode.commands.registerCommand(COMMANDS.showFlowDiagram, (uri?: vscode.Uri) => controller.showDiagram(uri)),
     vscode.commands.registerCommand(COMMANDS.showKubeProxyRules, () => manifests.showKubeProxyRules()),
     vscode.commands.registerCommand(COMMANDS.compareBehaviour, (first?: unknown, second?: unknown) =>
@@ -279,8 +286,12 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       log.debug(`trace changed for ${uri.toString()}: refreshing CodeLens and highlights`);
       codeLens.refresh();
       decorations.refresh();
+      live.refresh();
     }),
-    vscode.window.onDidChangeVisibleTextEditors(() => decorations.refresh()),
+    vscode.window.onDidChangeVisibleTextEditors(() => {
+      decorations.refresh();
+      live.refresh();
+    }),
     vscode.window.onDidChangeTextEditorVisibleRanges(e => codeLens.scrolled(e)),
     // A dump shown only in a diff editor keeps its CodeLens to the behaviour summary.
     vscode.window.tabGroups.onDidChangeTabs(() => codeLens.refresh()),

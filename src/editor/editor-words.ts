@@ -14,6 +14,9 @@ export type EditorAction = 'setNode' | 'chooseReceivingNode';
 export const SET_NODE_TITLE = 'Packet Lens: Set Node for This File…';
 
 const NODE = `choose the node's address with the Node item in the status bar (${SET_NODE_TITLE})`;
+/** The node's own files in the editor: beside the dump, or named by the setting. */
+const NODE_FILES =
+  "put the node's `ip -j addr`, `ip -j route show table all` and `sysctl -a` outputs beside the dump (or name them in packetlens.node.contextFiles)";
 
 /** [phrase, editor wording, action]; the first that matches a spot wins, longest phrases first. */
 const PHRASES: readonly (readonly [RegExp, string, EditorAction | null])[] = [
@@ -25,6 +28,7 @@ const PHRASES: readonly (readonly [RegExp, string, EditorAction | null])[] = [
   [/\(give --node-ip or a source\)/g, `(write a source in the packet, or ${NODE})`, 'setNode'],
   [/\(pass --node-ip\)/g, `(${NODE})`, 'setNode'],
   [/pass --node-ip/g, NODE, 'setNode'],
+  [/give (?:the node's (?:own )?files|its ip -j route) with --node-context/g, NODE_FILES, null],
   [
     /\(pass --affinity (\S+) to assume one\)/g,
     '(the editor traces a client without affinity entries; the trace shows both answers where it matters)',

@@ -13,8 +13,9 @@ import type { QuickFix } from '../editor/quick-fixes.ts';
 import type { Range } from '../editor/ranges.ts';
 import type { LineVerdict } from '../editor/trace-lens.ts';
 import type { NodeFileText, NodeFilesSummary } from '../editor/node-files.ts';
+import type { CapturePacket, LiveView } from '../editor/live-compare.ts';
 import type { OutlineSymbol } from '../editor/symbols.ts';
-import type { DiffReport, InferredAddress, NodeConfig, Trace } from '../engine/api.ts';
+import type { DiffReport, InferredAddress, LiveComparison, NodeConfig, Trace } from '../engine/api.ts';
 
 /**
  * A dump's text; or its bytes (a file read from disk, decoded in the worker; the buffer is transferred);
@@ -63,6 +64,18 @@ export interface ChainLensRow {
 export type WorkerTrace =
   { ok: true; trace: Trace; ms: number; verdicts: LineVerdict[] } | { ok: false; error: string };
 
+/** A trace held against a live capture: the trace as `trace` sends it, the engine's comparison and its words. */
+export type LiveResult =
+  | {
+      ok: true;
+      trace: Trace;
+      ms: number;
+      verdicts: LineVerdict[];
+      comparison: LiveComparison;
+      view: LiveView;
+    }
+  | { ok: false; error: string };
+
 export type Comparison =
   | { readonly ok: true; readonly report: DiffReport; readonly ms: number }
   | { readonly ok: false; readonly error: string };
@@ -110,6 +123,13 @@ export interface EngineMethods {
    * in the worker, which sends the per-line verdicts the CodeLens and highlights need instead.
    */
   trace: { params: { key: string; packet: string } & NodeRequest; result: WorkerTrace };
+  /** The packet a live capture traced, as packet text (for the packet input). */
+  capturePacket: { params: { key: string; capture: string }; result: CapturePacket };
+  /** Traces `packet` and holds the trace against a live capture (src/editor/live-compare.ts). */
+  liveCompare: {
+    params: { key: string; packet: string; capture: string; captureName: string } & NodeRequest;
+    result: LiveResult;
+  };
   /** Compares two parses held by this worker. */
   diff: { params: { oldKey: string; newKey: string } & NodeRequest; result: Comparison };
   /**

@@ -7,6 +7,8 @@ export const COMMANDS = {
   /** A Service port's CodeLens: trace its packet end to end from the manifests (hidden from the palette). */
   traceFromManifests: 'packetlens.traceFromManifests',
   compareBehaviour: 'packetlens.compareBehaviour',
+  /** A live capture from the node held against the active dump's prediction. */
+  compareLiveTrace: 'packetlens.compareLiveTrace',
   /** The node context of the active dump: the status bar's Node item opens it. */
   setNode: 'packetlens.setNode',
   showLog: 'packetlens.showLog',

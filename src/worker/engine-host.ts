@@ -25,11 +25,13 @@ import { nftDefinition, nftPrepareRename, nftReferences, nftRename } from '../ed
 import { nftFolds, nftOutline } from '../editor/nft/outline.ts';
 import { type WorkerPort, inProcessPort } from './client.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
-import { traceLineVerdicts } from '../editor/trace-lens.ts';
+import { type LineVerdict, traceLineVerdicts } from '../editor/trace-lens.ts';
 import { type NodeFileText, readNodeFiles } from '../editor/node-files.ts';
+import { capturePacket, compareLive, liveView } from '../editor/live-compare.ts';
 import {
   type NodeConfig,
   type Ruleset,
+  type Trace,
   clusterNodeHints,
   diffRulesets,
   formatDiagnostic,
@@ -192,13 +194,21 @@ export class EngineHost {
       const { node, notes } = this.nodeOf(p, index.ruleset);
       const r = traceText(index, p.packet, node);
       if (!r.ok) return { ok: false, error: inEditorWords(r.error) };
-      const trace = traceInEditorWords({ ...r.trace, warnings: [...notes, ...r.trace.warnings] });
-      const verdicts = [...traceLineVerdicts(trace).values()];
+      return { ok: true, ms: r.ms, ...lightTrace(r.trace, notes) };
+    },
+    capturePacket: p => capturePacket(p.capture),
+    liveCompare: p => {
+      const index = this.doc(p.key);
+      const { node, notes } = this.nodeOf(p, index.ruleset);
+      const r = traceText(index, p.packet, node);
+      if (!r.ok) return { ok: false, error: inEditorWords(r.error) };
+      const comparison = compareLive(index, r.trace, p.capture);
       return {
         ok: true,
         ms: r.ms,
-        verdicts,
-        trace: { ...trace, outcomes: trace.outcomes.map(o => ({ ...o, misses: [] })) },
+        ...lightTrace(r.trace, notes),
+        comparison,
+        view: liveView(comparison, p.captureName),
       };
     },
     diff: p => this.diff(p.oldKey, p.newKey, p),
@@ -335,6 +345,18 @@ export class EngineHost {
       ? { ok: true, report: reportInEditorWords({ ...r.report, warnings: [...notes, ...r.report.warnings] }), ms }
       : { ok: false, error: inEditorWords(r.error) };
   }
+}
+
+/**
+ * A trace as it crosses to the extension: in the editor's words, with the node files' notes first, without
+ * the outcomes' misses (the per-line verdicts the CodeLens and highlights need travel instead).
+ */
+function lightTrace(t: Trace, notes: readonly string[]): { trace: Trace; verdicts: LineVerdict[] } {
+  const trace = traceInEditorWords({ ...t, warnings: [...notes, ...t.warnings] });
+  return {
+    verdicts: [...traceLineVerdicts(trace).values()],
+    trace: { ...trace, outcomes: trace.outcomes.map(o => ({ ...o, misses: [] })) },
+  };
 }
 
 function textOf(source: Exclude<DumpText, { appended: true }>): string {

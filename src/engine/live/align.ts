@@ -21,6 +21,10 @@ export interface LiveComparison {
   readonly parted: {
     readonly kernel: string | null;
     readonly predicted: string | null;
+    /** The dump's line (1-based) of the rule the kernel took where they part, when the dump has it. */
+    readonly kernelLine: number | null;
+    /** The dump's line (1-based) of the predicted rule or policy where they part. */
+    readonly predictedLine: number | null;
     readonly reason:
       'rule-differs' | 'not-matched' | 'assumed' | 'context' | 'capture-ended' | 'prediction-ended' | 'verdict-differs';
     readonly explanation: string;
@@ -165,9 +169,52 @@ export function compareWithCapture(
     result: 'parted',
     outcome,
     agreed: best.common,
-    parted: { kernel: describe(k), predicted: describe(p), ...why(k, p, o, rs, lines, symbolicNode, group) },
+    parted: {
+      kernel: describe(k),
+      predicted: describe(p),
+      kernelLine: k ? dumpLineOf(k, rs, lines, o.packet.family) : null,
+      predictedLine: p?.line ?? null,
+      ...why(k, p, o, rs, lines, symbolicNode, group),
+    },
     skipped,
   };
+}
+
+/** The captured rule's place in the dump: its chain and index, by its text, else by its number. */
+function inDumpOf(k: Ev, rs: Ruleset, lines: LineText, family: 4 | 6) {
+  const chain = [...rs.tables.values()].find(t => t.name === k.table)?.chains.get(k.chain);
+  if (!chain || k.kind !== 'rule') return { chain, index: -1 };
+  const index =
+    k.text === null
+      ? -1
+      : chain.rules.findIndex(
+          r =>
+            norm(
+              ruleText(
+                {
+                  hook: 'PREROUTING',
+                  table: k.table,
+                  chain: k.chain,
+                  rule: 0,
+                  line: r.line + 1,
+                  verdict: '',
+                  ...(rs.format === 'nft' ? { family: 'ip' } : {}),
+                },
+                lines,
+                family,
+              ).replace(/^-[46] -t \S+ /, ''),
+            ) === norm(k.text),
+        );
+  return { chain, index };
+}
+
+/** The dump line (1-based) of the rule the kernel took, or null when the dump does not have it. */
+function dumpLineOf(k: Ev, rs: Ruleset, lines: LineText, family: 4 | 6): number | null {
+  const { chain, index } = inDumpOf(k, rs, lines, family);
+  if (!chain) return null;
+  const r =
+    index >= 0 ? chain.rules[index] : k.text === null && k.number !== null ? chain.rules[k.number - 1] : undefined;
+  return r ? r.line + 1 : null;
 }
 
 function why(
@@ -190,26 +237,7 @@ function why(
       explanation: `the prediction ends here (${o.disposition}) but the kernel went on: the node routed or delivered the packet differently — compare the capture's PACKET lines (IN=/OUT=) with the predicted interfaces, and give the node's own files with --node-context`,
     };
   if (k.kind === 'rule') {
-    const chain = [...rs.tables.values()].find(t => t.name === k.table || `${t.name}` === k.table)?.chains.get(k.chain);
-    const inDump =
-      chain?.rules.findIndex(
-        r =>
-          norm(
-            ruleText(
-              {
-                hook: 'PREROUTING',
-                table: k.table,
-                chain: k.chain,
-                rule: 0,
-                line: r.line + 1,
-                verdict: '',
-                ...(rs.format === 'nft' ? { family: 'ip' } : {}),
-              },
-              lines,
-              o.packet.family,
-            ).replace(/^-[46] -t \S+ /, ''),
-          ) === norm(k.text),
-      ) ?? -1;
+    const { chain, index: inDump } = inDumpOf(k, rs, lines, o.packet.family);
     if (k.text !== null && chain && inDump < 0 && rs.format === 'nft')
       return {
         reason: 'not-matched',

@@ -15,6 +15,11 @@ export interface CapturedPacket {
   readonly dst: string | null;
   readonly sport: number | null;
   readonly dport: number | null;
+  /**
+   * The protocol when the line says it: nf_log's `PROTO=`, nft's `ip protocol` / `meta l4proto` / a `tcp …`
+   * header field, or TCP flag words (SYN, ACK, …; only TCP has them). Null when not said.
+   */
+  readonly protocol: string | null;
   readonly mark: number | null;
   readonly ipId: number | null;
 }
@@ -82,6 +87,9 @@ function xtPacket(f: Map<string, string>): CapturedPacket {
     dst: f.get('DST') ?? null,
     sport: num(f.get('SPORT') ?? f.get('SPT')),
     dport: num(f.get('DPORT') ?? f.get('DPT')),
+    protocol:
+      f.get('PROTO')?.toLowerCase() ||
+      (['SYN', 'ACK', 'FIN', 'RST', 'PSH', 'URG'].some(w => f.has(w) && f.get(w) === '') ? 'tcp' : null),
     mark: f.has('MARK') ? num(f.get('MARK')) : 0,
     ipId: num(f.get('ID')),
   };
@@ -96,6 +104,10 @@ function nftPacket(s: string): CapturedPacket {
     dst: get(/\bip6? daddr (\S+)/),
     sport: num(get(/\b(?:tcp|udp|sctp|th) sport (\d+)/) ?? undefined),
     dport: num(get(/\b(?:tcp|udp|sctp|th) dport (\d+)/) ?? undefined),
+    protocol:
+      get(/\b(?:ip protocol|ip6 nexthdr|meta l4proto) (tcp|udp|sctp|icmp|icmpv6|ipv6-icmp)\b/) ??
+      get(/\b(tcp|udp|sctp) (?:sport|dport|flags)\b/) ??
+      get(/\b(icmp|icmpv6) type\b/),
     mark: num(get(/\bmeta mark (0x[0-9a-f]+)/) ?? undefined) ?? 0,
     ipId: num(get(/\bip id (\d+)/) ?? undefined),
   };
