@@ -3,15 +3,7 @@
  * (kube-proxy's Service rules, DNAT targets, port openings) gives one, labelled with the rule's comment.
  * The client is a documentation address (RFC 5737 / RFC 3849), so the packet arrives from outside.
  */
-import {
-  type Chain,
-  type Rule,
-  formatAddr,
-  optionOf,
-  parsePacketText,
-  parseAddr,
-  ruleMentions,
-} from '../engine/api.ts';
+import { type Rule, formatAddr, optionOf, parsePacketText, parseAddr, ruleMentions } from '../engine/api.ts';
 import type { DumpIndex } from './dump-index.ts';
 
 export const OUTSIDE_CLIENT: Record<4 | 6, string> = { 4: '203.0.113.10', 6: '2001:db8::10' };
@@ -135,43 +127,6 @@ export function suggestPackets(index: DumpIndex, query = '', limit = 50): Packet
     }
   }
   return out;
-}
-
-/**
- * A packet that reaches `chain`: the literal criteria of the rules on the way there, collected by walking
- * back through the first rule that jumps to each chain until a built-in chain. Null when nothing
- * addressable is found (the input then starts empty).
- */
-export function packetReaching(index: DumpIndex, table: string, chain: Chain): string | null {
-  const acc: Criteria = { dst: null, proto: null, dport: null, src: null, inIface: null };
-  let current: Chain | undefined = chain;
-  const seen = new Set<string>();
-  while (current && !current.builtin && !seen.has(current.name)) {
-    seen.add(current.name);
-    const ref = index.referencesTo(table, current.name)[0];
-    if (!ref) break;
-    const c = literalCriteria(ref.rule);
-    acc.dst ??= c.dst;
-    acc.proto ??= c.proto;
-    acc.dport ??= c.dport;
-    acc.src ??= c.src;
-    acc.inIface ??= c.inIface;
-    current = index.chain(table, ref.rule.chain);
-  }
-  // A chain's own first rule may say what it expects (a KUBE-SEP chain's DNAT rule: `-p tcp`).
-  for (const r of chain.rules.slice(0, 3)) {
-    const c = literalCriteria(r);
-    acc.proto ??= c.proto;
-  }
-  if (!acc.dst && chain.rules.length) {
-    // An endpoint chain: the destination it translates to stands in for the Service address.
-    const to = chain.rules.map(dnatTo).find(t => t?.port);
-    if (to) {
-      acc.dst = to.addr;
-      acc.dport ??= to.port;
-    }
-  }
-  return packetText(acc, index.ruleset.family);
 }
 
 export type PacketCheck = { ok: true; summary: string } | { ok: false; error: string };

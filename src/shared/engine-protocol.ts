@@ -4,6 +4,7 @@
  * key is the document), or the two sides of a comparison. Every value crossing is plain data (structured
  * clone): no class instances, no functions. The extension imports this file; the worker implements it.
  */
+import type { ReachingPacket } from '../editor/trace-from-here.ts';
 import type { DiagnosticsOptions, DumpDiagnostics } from '../editor/diagnostics.ts';
 import type { Fold } from '../editor/folding.ts';
 import type { HoverResult } from '../editor/hover/hover.ts';
@@ -117,7 +118,8 @@ export interface EngineMethods {
   chainReferences: { params: { key: string; table: string; chain: string }; result: Range[] };
   quickFixes: { params: { key: string; code: string; range: Range }; result: QuickFix[] };
   suggest: { params: { key: string; query: string; limit: number }; result: PacketSuggestion[] };
-  packetReaching: { params: { key: string; table: string; chain: string }; result: string | null };
+  /** "Trace from here": packets that reach a chain, each traced on the node first (trace-from-here.ts). */
+  packetsReaching: { params: { key: string; table: string; chain: string } & NodeRequest; result: ReachingPacket[] };
   /**
    * A trace with why-not. What crosses is light: each outcome's `misses` (100k on a 320k-rule dump) stay
    * in the worker, which sends the per-line verdicts the CodeLens and highlights need instead.

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { Analysis } from './dump-store.ts';
 import { OUTSIDE_CLIENT, type PacketSuggestion, checkPacketText, queryKeyword } from '../editor/packet-suggest.ts';
+import { type ReachingPacket, fromHereSuggestions } from '../editor/trace-from-here.ts';
 
 interface PacketItem extends vscode.QuickPickItem {
   readonly packet: string | null;
@@ -24,13 +25,22 @@ export interface PacketSource {
   describe(s: PacketSuggestion): string;
 }
 
-/** Suggestions from the dump's engine worker (it scans the rules, the extension host only waits). */
-export function dumpPacketSource(a: Analysis): PacketSource {
+/**
+ * Suggestions from the dump's engine worker (it scans the rules, the extension host only waits). From a
+ * chain's "Trace from here": the packets that reach it first, then its Service's.
+ */
+export function dumpPacketSource(
+  a: Analysis,
+  fromHere: { readonly chain: string; readonly reaching: readonly ReachingPacket[] } | null = null,
+): PacketSource {
+  const ask = (query: string, limit: number) => a.ask('suggest', { query, limit }).catch(() => []);
   return {
     family: a.summary.tableCount ? a.summary.family : null,
-    heading: 'found in the dump',
+    heading: fromHere ? `reaches ${fromHere.chain}, then found in the dump` : 'found in the dump',
     delayMs: a.summary.ruleCount > 50_000 ? 200 : 60,
-    suggest: (query, limit) => a.ask('suggest', { query, limit }).catch(() => []),
+    suggest: fromHere
+      ? async (query, limit) => fromHereSuggestions(await ask(query, limit), fromHere.reaching, fromHere.chain)
+      : ask,
     describe: s => `${s.label} · line ${s.line + 1}`,
   };
 }

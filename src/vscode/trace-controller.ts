@@ -3,6 +3,7 @@
  * session (CodeLens, decorations), the flow diagram and its re-traces, and re-running the packet when the
  * dump changes. Messages say plainly when there is nothing to trace and what is degraded on big files.
  */
+import type { ReachingPacket } from '../editor/trace-from-here.ts';
 import * as vscode from 'vscode';
 import { error, info, record, warn } from './notify.ts';
 import { traceDiagram } from '../editor/diagram.ts';
@@ -84,15 +85,26 @@ export class TraceController {
     if (a.source === 'disk') void info(readFromDiskNote(fileName(a.uri), a.bytes));
     const history = this.memento.get<string[]>(HISTORY_KEY, []);
     let initial = (arg && !(arg instanceof vscode.Uri) ? arg.packet : undefined) ?? '';
-    if (!initial && arg && !(arg instanceof vscode.Uri) && arg.table && arg.chain) {
-      initial = (await a.ask('packetReaching', { table: arg.table, chain: arg.chain }).catch(() => null)) ?? '';
+    let reaching: ReachingPacket[] | null = null;
+    const chain = arg && !(arg instanceof vscode.Uri) && arg.table && arg.chain ? arg.chain : null;
+    if (!initial && chain && arg && !(arg instanceof vscode.Uri) && arg.table) {
+      // Traced in the dump's worker on this node: only packets that do reach the chain are offered.
+      const node = await this.nodeFor(a);
+      reaching = await a.ask('packetsReaching', { table: arg.table, chain, ...node }).catch(() => []);
+      initial = reaching[0]?.packet ?? '';
     }
-    if (!initial) initial = this.sessions.get(a.uri)?.packet ?? history[0] ?? '';
-    const title =
-      arg && !(arg instanceof vscode.Uri) && arg.chain
-        ? `Trace a packet that reaches ${arg.chain}`
-        : `Trace a packet through ${fileName(a.uri)}`;
-    const packet = await askPacket(dumpPacketSource(a), title, initial, history);
+    if (!initial && !reaching) initial = this.sessions.get(a.uri)?.packet ?? history[0] ?? '';
+    const title = chain
+      ? reaching && !reaching.length
+        ? `No packet found that reaches ${chain}: type one`
+        : `Trace a packet that reaches ${chain}`
+      : `Trace a packet through ${fileName(a.uri)}`;
+    const packet = await askPacket(
+      dumpPacketSource(a, chain && reaching ? { chain, reaching } : null),
+      title,
+      initial,
+      history,
+    );
     if (!packet) return;
     await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
     // The diagram opens beside the dump without taking the focus: the dump's CodeLens and highlights

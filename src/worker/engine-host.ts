@@ -14,7 +14,8 @@ import { type DumpIndex, analyzeDump } from '../editor/dump-index.ts';
 import { foldingRanges } from '../editor/folding.ts';
 import { hoverAt } from '../editor/hover/hover.ts';
 import { chainAt, definitionOf, prepareRename, referencesOf, renameChain } from '../editor/navigation.ts';
-import { packetReaching, suggestPackets } from '../editor/packet-suggest.ts';
+import { suggestPackets } from '../editor/packet-suggest.ts';
+import { packetsReaching } from '../editor/trace-from-here.ts';
 import { quickFixes } from '../editor/quick-fixes.ts';
 import { lineSpan } from '../editor/ranges.ts';
 import { traceText } from '../editor/run-trace.ts';
@@ -183,11 +184,11 @@ export class EngineHost {
       return index.nft ? [] : quickFixes(index, { code: p.code, range: p.range });
     },
     suggest: p => suggestPackets(this.doc(p.key), p.query, p.limit),
-    packetReaching: p => {
+    packetsReaching: p => {
       const index = this.doc(p.key);
-      if (index.nft) return null; // the suggestions read iptables criteria
+      if (index.nft) return []; // the paths are read from iptables criteria
       const chain = index.chain(p.table, p.chain);
-      return chain ? packetReaching(index, p.table, chain) : null;
+      return chain ? packetsReaching(index, p.table, chain, this.nodeOf(p, index.ruleset).node) : [];
     },
     trace: p => {
       const index = this.doc(p.key);

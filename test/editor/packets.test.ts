@@ -4,12 +4,12 @@ import { EMPTY_FIELDS, fieldsFromText, fieldsToText } from '../../src/editor/pac
 import {
   OUTSIDE_CLIENT,
   checkPacketText,
-  packetReaching,
   pushHistory,
   queryKeyword,
   suggestPackets,
 } from '../../src/editor/packet-suggest.ts';
 import { traceText } from '../../src/editor/run-trace.ts';
+import { packetsReaching } from '../../src/editor/trace-from-here.ts';
 import { analyze, seedText } from './helpers.ts';
 
 describe('packets: suggestions, checks, history, panel fields', () => {
@@ -45,15 +45,15 @@ describe('packets: suggestions, checks, history, panel fields', () => {
   it('a packet that reaches a chain, from the rules on the way there', () => {
     const chain = (name: string) => idx.chain('nat', name)!;
     assert.equal(
-      packetReaching(idx, 'nat', chain('KUBE-SVC-NPX46M4PTMTKRN6Y')),
+      packetsReaching(idx, 'nat', chain('KUBE-SVC-NPX46M4PTMTKRN6Y'), {})[0]?.packet,
       `tcp ${OUTSIDE_CLIENT[4]} -> 10.200.1.1:443`,
     );
     assert.equal(
-      packetReaching(idx, 'nat', chain('KUBE-SEP-V2PECCYPB6X2GSCW')),
+      packetsReaching(idx, 'nat', chain('KUBE-SEP-V2PECCYPB6X2GSCW'), {})[0]?.packet,
       `tcp ${OUTSIDE_CLIENT[4]} -> 10.200.1.1:443`,
     );
     // The suggested packet does reach the chain when traced.
-    const r = traceText(idx, packetReaching(idx, 'nat', chain('KUBE-SEP-V2PECCYPB6X2GSCW'))!, {
+    const r = traceText(idx, packetsReaching(idx, 'nat', chain('KUBE-SEP-V2PECCYPB6X2GSCW'), {})[0]!.packet, {
       addresses: ['172.18.0.4'],
     });
     assert.ok(r.ok);
