@@ -11,6 +11,9 @@ const DUMP_NAME = /(\.(rules|iptables|ipt)$)|(^|\/)rules\.v[46]$|(^|\/)ip6?table
 /** The same names as a `workspace.findFiles` glob. */
 export const DUMP_GLOB = '**/{*.rules,*.iptables,*.ipt,rules.v4,rules.v6,iptables-save*,ip6tables-save*}';
 
+/** nftables rulesets by name (package.json's `nftables` language: `.nft`, `nftables.conf`), for the same search. */
+export const NFT_GLOB = '**/{*.nft,nftables.conf}';
+
 /** The open dialog's filter: the names above, plus `.txt` (dumps are often saved as text). */
 export const DUMP_DIALOG_FILTERS: Readonly<Record<string, string[]>> = {
   'iptables-save dumps': ['rules', 'iptables', 'ipt', 'v4', 'v6', 'txt'],

@@ -10,14 +10,14 @@ import * as vscode from 'vscode';
 import { error, warn } from './notify.ts';
 import type { DiffPanelState, DiffViewModel } from '../shared/protocol.ts';
 import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.ts';
-import { DUMP_DIALOG_FILTERS, DUMP_GLOB, isDumpPath, sideLabel } from '../editor/dump-files.ts';
+import { DUMP_DIALOG_FILTERS, DUMP_GLOB, NFT_GLOB, isDumpPath, sideLabel } from '../editor/dump-files.ts';
 import { PromiseCache } from '../editor/promise-cache.ts';
 import type { Settings } from '../editor/settings.ts';
 import { type DiffReport, formatDiffMarkdown } from '../engine/api.ts';
 import type { Comparison, NodeRequest } from '../shared/engine-protocol.ts';
 import { EngineWorker, isCancelled } from '../worker/client.ts';
 import type { Busy } from './busy.ts';
-import { COMMANDS, LANGUAGE_ID, RULESET_LANGUAGES } from './commands.ts';
+import { COMMANDS, RULESET_LANGUAGES } from './commands.ts';
 import { lineStart } from './convert.ts';
 import type { DiffPanel } from './diff-panel.ts';
 import { type Analysis, type DumpStore, FileTooLarge, fileName } from './dump-store.ts';
@@ -311,10 +311,12 @@ export class BehaviourDiffs implements vscode.Disposable {
   /** Two dumps of the workspace (or browsed to): the old one, then the new one. */
   private async pickTwo(): Promise<DumpPair | null> {
     const found = await vscode.workspace.findFiles(DUMP_GLOB, '**/{node_modules,.git}/**', 2000);
+    // Open nftables rulesets too: the comparison reads both kinds (and `*.nft` files of the workspace).
+    const nft = await vscode.workspace.findFiles(NFT_GLOB, '**/{node_modules,.git}/**', 2000);
     const open = vscode.workspace.textDocuments
-      .filter(d => d.languageId === LANGUAGE_ID && d.uri.scheme !== 'git')
+      .filter(d => RULESET_LANGUAGES.includes(d.languageId) && d.uri.scheme !== 'git')
       .map(d => d.uri);
-    const uris = [...new Map([...open, ...found].map(u => [u.toString(), u])).values()].sort((a, b) =>
+    const uris = [...new Map([...open, ...found, ...nft].map(u => [u.toString(), u])).values()].sort((a, b) =>
       vscode.workspace.asRelativePath(a).localeCompare(vscode.workspace.asRelativePath(b)),
     );
     type Item = vscode.QuickPickItem & { uri?: vscode.Uri };
@@ -329,7 +331,9 @@ export class BehaviourDiffs implements vscode.Disposable {
         [...items.filter(i => i.uri?.toString() !== exclude?.toString()), browse],
         {
           title,
-          placeHolder: items.length ? 'An iptables-save dump' : 'No dumps in the workspace: browse for one',
+          placeHolder: items.length
+            ? 'An iptables-save dump or nftables ruleset'
+            : 'No dumps in the workspace: browse for one',
           matchOnDescription: true,
         },
       );

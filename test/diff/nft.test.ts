@@ -74,6 +74,8 @@ describe('diff of kube-proxy nftables rulesets (seed 003, myk8s-worker)', () => 
       );
     }
     assert.ok(r.changes.some(c => c.class.extent.dst === '10.200.1.11' && c.class.extent.dport === '80'));
+    // Grouped by the Service kube-proxy's chain names say (service-HASH-default/svc1/tcp/svc1-webport).
+    assert.deepEqual(r.services, ['default/svc1:svc1-webport']);
     bruteForce(old, next, r, kubeGrid(), WORKER);
   });
 

@@ -155,6 +155,16 @@ export function serviceOf(comment: string | null): string | null {
   return comment ? (SERVICE_RE.exec(comment)?.[1] ?? null) : null;
 }
 
+/**
+ * kube-proxy's nftables chains name their Service port (`service-HASH-ns/name/tcp/p80`, `external-…`,
+ * `endpoint-HASH-ns/name/tcp/p80__10.0.0.1/80`, `firewall-…`; pkg/proxy/nftables/proxier.go
+ * `servicePortChainNameBase`): `ns/name:p80`, as its iptables comments write it.
+ */
+export function nftServiceOf(chain: string): string | null {
+  const m = /^(?:service|external|endpoint|firewall)-[A-Z0-9]{8}-([^/]+)\/([^/]+)\/[^/]+\/([^_/]+)/.exec(chain);
+  return m ? `${m[1]}/${m[2]}:${m[3]}` : null;
+}
+
 function stepsOf(outcomes: readonly TraceOutcome[]): TraceStep[] {
   const seen = new Set<string>();
   const out: TraceStep[] = [];
@@ -193,7 +203,7 @@ export function groupOf(
 ): DiffGroupKey {
   for (const { rs, trace } of sides) {
     for (const s of stepsOf(trace.outcomes)) {
-      const name = serviceOf(ruleAt(rs, s)?.comment ?? null);
+      const name = serviceOf(ruleAt(rs, s)?.comment ?? null) ?? nftServiceOf(s.chain);
       if (name) return { kind: 'service', name };
     }
   }
