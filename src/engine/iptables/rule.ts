@@ -10,7 +10,7 @@
  */
 import type { DiagnosticCode, Severity } from '../diagnostics.ts';
 import { type Family, type Net, parseIPv4Number, parseNet } from '../net/addr.ts';
-import { protoNumber } from '../eval/packet.ts';
+import { protoNumber } from '../net/proto.ts';
 import { findMatch } from '../matches/registry.ts';
 import { unknownModule } from '../matches/unknown-module.ts';
 import type { CompileContext, MatchModule, OptionSpec, ParsedOption } from '../matches/types.ts';

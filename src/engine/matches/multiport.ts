@@ -2,7 +2,7 @@
  * `-m multiport` (`xt_multiport.c`): up to 15 ports or ranges; `--ports` matches when either port is in
  * the list. `!` inverts the whole list.
  */
-import { hasPorts } from '../eval/packet.ts';
+import { hasPorts } from '../net/proto.ts';
 import type { Span } from '../net/span.ts';
 import { type MatchFacts, type Neg, optionAtoms, portList } from './knowledge.ts';
 import { type ParsedOption, defineMatch } from './types.ts';

@@ -6,7 +6,7 @@
  */
 import { icmpTypeByName } from '../matches/icmp.ts';
 import { parseAddr, formatIPv4, formatIPv6 } from '../net/addr.ts';
-import { protoName, protoNumber } from '../eval/packet.ts';
+import { protoName, protoNumber } from '../net/proto.ts';
 
 export type Scalar = bigint | string;
 

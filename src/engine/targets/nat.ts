@@ -5,7 +5,8 @@
  */
 import { type Addr, type Net, formatAddr, parseAddr, parseNet } from '../net/addr.ts';
 import type { EvalEnv } from '../eval/env.ts';
-import { type PacketState, hasPorts } from '../eval/packet.ts';
+import type { PacketState } from '../eval/packet.ts';
+import { hasPorts } from '../net/proto.ts';
 import type { CompileContext, ParsedOption } from '../matches/types.ts';
 import { ACCEPT, defineTarget } from './types.ts';
 import { type Write, lastArg, portList } from '../matches/knowledge.ts';

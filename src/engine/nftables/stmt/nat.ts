@@ -7,7 +7,7 @@
  */
 import type { NftExpr, NftNat } from '../ast.ts';
 import { type Addr, formatAddr } from '../../net/addr.ts';
-import { hasPorts } from '../../eval/packet.ts';
+import { hasPorts } from '../../net/proto.ts';
 import { type Rational, ZERO, add, complement, isZero } from '../../rational.ts';
 import { applyDnat, applySnat } from '../../targets/nat.ts';
 import { lowerExpr } from '../expr/index.ts';

@@ -7,7 +7,7 @@
  * icmp-port-unreachable`, probabilities printed as `%.11f` of the stored value). Covers the vocabulary
  * kube-proxy uses (iptables and IPVS modes).
  */
-import { protoNumber } from '../../../eval/packet.ts';
+import { protoNumber } from '../../../net/proto.ts';
 import { saveString } from '../../../iptables/tokenize.ts';
 import { parseMarkMask } from '../../../matches/util.ts';
 import { kernelProbability } from '../../../matches/statistic.ts';
