@@ -10,6 +10,7 @@ import {
   diffManifests,
   diffRulesets,
   formatDiagnostic,
+  nodeContextNotes,
   formatDiffMarkdown,
   formatDiffText,
   parseRuleset,
@@ -17,6 +18,7 @@ import {
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
 import { readManifestFiles } from './manifest-files.ts';
+import { loadNodeContext } from './node-context.ts';
 
 interface Io {
   out(line: string): void;
@@ -28,6 +30,7 @@ export const DIFF_USAGE = `  packetlens diff <old-rules> <new-rules> [--node-ip 
 
 export const DIFF_OPTIONS = `diff options (exit 0: proven same behaviour, 1: packets fare differently or sameness is not proven, 2: unreadable input):
   --node-ip IP         a node address (repeatable; also --uplink, --iface, --route, --route-localnet as for trace)
+  --node-context PATH  the node's own files, as for trace (ip [-j] addr/route/rule, sysctl -a; repeatable)
   --paths              also report packets whose matched rules change while their fate does not
   --json               the report as one JSON object
   --markdown           the report as a pull-request comment
@@ -43,6 +46,7 @@ const FLAGS = {
   json: 'boolean',
   markdown: 'boolean',
   node: 'string',
+  'node-context': 'strings',
 } as const;
 
 const readDump = readTextFile;
@@ -73,9 +77,9 @@ function run(argv: string[], io: Io): number {
   const options = { paths: flags.paths ?? false };
   let result;
   if (flags.node !== undefined) {
-    if (flags['node-ip'] || flags.iface || flags.route || flags.uplink)
+    if (flags['node-ip'] || flags.iface || flags.route || flags.uplink || flags['node-context'])
       throw new UsageError(
-        'with --node the node context comes from the manifests; --node-ip, --iface, --route and --uplink do not apply',
+        'with --node the node context comes from the manifests; --node-ip, --iface, --route, --uplink and --node-context do not apply',
       );
     result = diffManifests(
       { label: oldPath, files: readManifestFiles([oldPath]) },
@@ -94,14 +98,22 @@ function run(argv: string[], io: Io): number {
       for (const l of structural) io.err(l);
       throw new UsageError('the inputs have errors; fix them (see packetlens check) before comparing');
     }
+    const context = loadNodeContext(flags['node-context'] ?? [], [], io);
     const node: NodeConfig = {
       addresses: flags['node-ip'] ?? [],
       interfaces: pairs(flags.iface, '--iface').map(([name, cidr]) => ({ name, addresses: [cidr] })),
       routes: pairs(flags.route, '--route').map(([dst, iface]) => ({ dst, iface })),
       routeLocalnet: flags['route-localnet'] ?? false,
       ...(flags.uplink ? { uplink: flags.uplink } : {}),
+      ...(context ? { context } : {}),
     };
     result = diffRulesets(rulesets[0]!, rulesets[1]!, { ...options, node });
+    // What the node's files leave out or contradict in the new rules travels with the report.
+    if (result.ok && context) {
+      const notes = nodeContextNotes(context, rulesets[1]!).map(n => `node files: ${n.message}`);
+      if (notes.length)
+        result = { ...result, report: { ...result.report, warnings: [...notes, ...result.report.warnings] } };
+    }
   }
   if (!result.ok) throw new UsageError(result.error);
   if (result.errors?.length) {

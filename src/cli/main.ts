@@ -15,6 +15,7 @@ import {
   tracePacket,
   validateRules,
   nodeContextNotes,
+  formatDiagnostic,
 } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
@@ -22,13 +23,13 @@ import { formatDiagnostics, formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
 import { dumpNodeFromManifests, synthCommand, traceManifests } from './kube.ts';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff.ts';
-import { traceSources } from './node-context.ts';
+import { isBundlePath, readBundleFiles, readNodeContextFiles, traceSources } from './node-context.ts';
 import { formatLive, kernelWords, liveReport } from './live.ts';
 
 const USAGE = `packetlens — where does this packet go, and which rule sent it there?
 
 Usage:
-  packetlens check <rules-file>
+  packetlens check <rules-file|bundle> [--node-context PATH]…
   packetlens trace <rules-file|bundle> (--packet "<proto> <src>[:<sport>] -> <dst>[:<dport>]" … | --packets <file.jsonl>)
                    [--node-ip <ip>]… [--from auto|outside|local] [--in <iface>] [--json]
   packetlens trace --manifests <files|dirs>… --packet "…" [--node NAME] [--mode iptables|ipvs|nftables] [--json]
@@ -96,12 +97,23 @@ const readInput = readTextFile;
 const FULL_CHECK_MAX_RULES = 100_000;
 
 function check(argv: string[], io: Io): number {
-  const { positionals } = parseArgs(argv, {});
-  const file = positionals[0];
+  const { positionals, flags } = parseArgs(argv, { 'node-context': 'strings' });
+  let file = positionals[0];
   if (!file || positionals.length > 1) throw new UsageError('check takes one rules file');
+  // A bundle: its rules file (as trace chooses it) and its node files are checked together.
+  const bundle = isBundlePath(file) ? traceSources(file, 4, [], undefined, { err: () => {} }) : null;
+  const nodeRead = readNodeContextFiles(flags['node-context'] ?? [], bundle ? readBundleFiles(file) : []);
+  if (bundle) file = bundle.file;
   // The format is recognised by content: iptables-save, or nftables text, JSON or script (parse-ruleset.ts).
   // iptables rules are compiled one at a time and forgotten again, so a 100 MB dump is checked in bounded memory.
-  const { format, ruleset: rs, diagnostics } = parseRuleset(readInput(file), { file, lazy: true });
+  const {
+    format,
+    ruleset: rs,
+    diagnostics,
+  } = parseRuleset(bundle ? bundle.text : readInput(file), {
+    file,
+    lazy: true,
+  });
   if (format === 'iptables-save') validateRules(rs, { release: true });
   for (const line of formatDiagnostics(file, diagnostics)) io.out(line);
   const errors = diagnostics.filter(d => d.severity === 'error').length;
@@ -109,10 +121,20 @@ function check(argv: string[], io: Io): number {
   let chains = 0;
   for (const t of rs.tables.values()) chains += t.chains.size;
   const kind = format === 'iptables-save' ? `IPv${rs.family}` : `nftables, ${format}`;
+  // The node's files: their own diagnostics, then what they leave out or contradict in the rules.
+  let nodeErrors = 0;
+  if (nodeRead) {
+    for (const d of nodeRead.diagnostics) io.out(formatDiagnostic(d.file, d));
+    nodeErrors = nodeRead.diagnostics.filter(d => d.severity === 'error').length;
+    for (const n of nodeContextNotes(nodeRead.context, rs)) io.out(`${n.severity}: node files: ${n.message}`);
+    io.out(
+      `node context: ${nodeRead.context.sources.map(s => `${s.file} (${s.kind})`).join(', ')}; ${nodeErrors} error${nodeErrors === 1 ? '' : 's'}`,
+    );
+  }
   io.out(
     `${file}: ${rs.tables.size} table${rs.tables.size === 1 ? '' : 's'}, ${chains} chains, ${rs.ruleCount} rules (${kind}); ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`,
   );
-  return errors > 0 ? 2 : 0;
+  return errors + nodeErrors > 0 ? 2 : 0;
 }
 
 const TRACE_FLAGS = {

@@ -9,6 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import {
   type BundleFileKind,
+  type FileDiagnostic,
   type NodeContext,
   classifyBundleFile,
   formatDiagnostic,
@@ -108,6 +109,17 @@ export function loadNodeContext(
   extra: readonly BundleFile[],
   io: { err(line: string): void },
 ): NodeContext | null {
+  const read = readNodeContextFiles(paths, extra);
+  if (!read) return null;
+  for (const d of read.diagnostics) io.err(formatDiagnostic(d.file, d));
+  return read.context;
+}
+
+/** The node context of `--node-context` paths plus a bundle's node files, with the files' diagnostics. */
+export function readNodeContextFiles(
+  paths: readonly string[],
+  extra: readonly BundleFile[] = [],
+): { context: NodeContext; diagnostics: FileDiagnostic[] } | null {
   const nodeFiles: BundleFile[] = extra.filter(f => f.kind && NODE_KINDS.has(f.kind));
   for (const p of paths) {
     const files = readBundleFiles(p);
@@ -119,9 +131,7 @@ export function loadNodeContext(
     nodeFiles.push(...mine);
   }
   if (nodeFiles.length === 0) return null;
-  const { context, diagnostics } = readNodeContext(nodeFiles.map(f => ({ file: f.file, text: f.text })));
-  for (const d of diagnostics) io.err(formatDiagnostic(d.file, d));
-  return context;
+  return readNodeContext(nodeFiles.map(f => ({ file: f.file, text: f.text })));
 }
 
 export interface TraceSources {

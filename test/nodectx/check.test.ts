@@ -59,3 +59,37 @@ describe('node files: gaps and contradictions, said with the trace', () => {
     }
   });
 });
+
+describe('check and diff with --node-context', () => {
+  it('check BUNDLE checks its rules and its node files; a damaged node file is an error (exit 2)', () => {
+    const ok = cli('check', BUNDLE);
+    assert.equal(ok.code, 0, ok.out.join('\n'));
+    assert.match(ok.out.join('\n'), /^node context: .*ip-addr\.json \(ip-addr\).*sysctl\.txt \(sysctl\); 0 errors$/m);
+    assert.match(ok.out.at(-1)!, /iptables-save\.txt: 2 tables, 36 chains, 68 rules \(IPv4\); 0 errors/);
+    const dir = bundle({ 'rules.txt': '@iptables-save.txt', 'r.json': '[{"dst": "default", "dev": ' });
+    try {
+      const bad = cli('check', join(dir, 'rules.txt'), '--node-context', join(dir, 'r.json'));
+      assert.equal(bad.code, 2, bad.out.join('\n'));
+      assert.match(bad.out.join('\n'), /r\.json:1:\d+: error: not valid JSON/);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
+  it("diff --node-context compares on the node's routes: a new -o veth1 DROP changes the packets routed out of veth1", () => {
+    const head = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n';
+    const dir = bundle({ 'old.rules': `${head}COMMIT\n`, 'new.rules': `${head}-A FORWARD -o veth1 -j DROP\nCOMMIT\n` });
+    try {
+      const r = cli('diff', join(dir, 'old.rules'), join(dir, 'new.rules'), '--node-context', BUNDLE, '--json');
+      assert.equal(r.code, 1, r.err.join('\n'));
+      const report = JSON.parse(r.out[0]!) as { identical: boolean; changes: { class: { packet: string } }[] };
+      assert.equal(report.identical, false);
+      assert.ok(
+        report.changes.every(c => / -> 10\.10\.1\.11\b/.test(c.class.packet)),
+        JSON.stringify(report.changes),
+      );
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+});

@@ -42,6 +42,8 @@ export interface ClassEnv {
   readonly nodeAddrs: readonly bigint[];
   /** Where routing decides differently: loopback, the node's routes and interface networks. */
   readonly routeCuts: readonly Span[];
+  /** Where the reverse-path filter answers differently for a source (the node's files with rp_filter on). */
+  readonly srcRouteCuts: readonly Span[];
   readonly uplink: string;
 }
 
@@ -125,7 +127,7 @@ export function classesOf(
     ];
     dst = addrDim(env, ctx.dst ?? space, cuts, PREFERRED_DST[env.family]);
   }
-  const srcCuts = facts.flatMap(f => [...(f.src ? [f.src.value] : []), ...f.srcCuts]);
+  const srcCuts = [...facts.flatMap(f => [...(f.src ? [f.src.value] : []), ...f.srcCuts]), ...env.srcRouteCuts];
   if (addrtype) srcCuts.push(...nodeCuts);
   // A packet from outside never carries one of the node's addresses (the kernel drops it as a martian).
   const srcOutside = addrDim(env, ctx.src ?? space, srcCuts, PREFERRED_SRC[env.family], env.nodeAddrs);

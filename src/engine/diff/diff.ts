@@ -58,9 +58,20 @@ export interface DiffOptions {
   readonly maxClasses?: number;
 }
 
-/** Address intervals where the node's routing answers differently: loopback, routes, interface networks. */
+/**
+ * Address intervals where the node's routing answers differently: loopback, routes, interface networks —
+ * the settings' and, with the node's own files, every route of every table, every interface address and
+ * network, and the addresses policy rules select (so each class routes one way throughout).
+ */
 function routeCuts(config: NodeConfig, family: Family): Span[] {
-  const nets = [...(config.routes ?? []).map(r => r.dst), ...(config.interfaces ?? []).flatMap(i => i.addresses ?? [])];
+  const ctx = config.context;
+  const nets = [
+    ...(config.routes ?? []).map(r => r.dst),
+    ...(config.interfaces ?? []).flatMap(i => i.addresses ?? []),
+    ...(ctx?.routes ?? []).map(r => r.dst),
+    ...(ctx?.interfaces ?? []).flatMap(i => i.addrs.flatMap(a => [`${a.local}/${a.prefixlen}`, a.local])),
+    ...(ctx?.rules ?? []).flatMap(r => [r.src, r.dst].filter((x): x is string => !!x)),
+  ];
   const out: Span[] = [family === 4 ? { lo: 0x7f000000n, hi: 0x7fffffffn } : { lo: 1n, hi: 1n }];
   for (const text of nets) {
     const net = parseNet(text);
@@ -168,6 +179,14 @@ export function diffRulesets(
   for (const r of run) for (const [k, n] of r.openReasons) openReasons.set(k, (openReasons.get(k) ?? 0) + n);
   for (const [reason, n] of openReasons)
     approximations.push(`${n} class${n === 1 ? '' : 'es'} could not be proven to fare alike throughout: ${reason}`);
+  // Policy rules that select by mark, interface or source are not class dimensions: not called proven.
+  const selective = (options.node?.context?.rules ?? []).filter(
+    r => r.fwmark !== null || r.iif !== null || r.oif !== null || r.src !== null,
+  );
+  if (selective.length && changed.size)
+    approximations.push(
+      `the node's policy routing rules select by mark, interface or source (${selective.length} rule${selective.length === 1 ? '' : 's'}, e.g. ${selective[0]!.from.file}:${selective[0]!.from.line}): packet classes are not cut by them`,
+    );
   const approxClasses = run.reduce((a, r) => a + r.approxClasses, 0);
   if (approxClasses)
     approximations.push(
@@ -218,12 +237,22 @@ interface FamilyRun {
 }
 
 function classEnv(node: NodeModel, options: DiffOptions, family: Family): ClassEnv {
+  const cuts = routeCuts(options.node ?? {}, family);
   return {
     family,
     nodeAddrs: node.addresses(family).map(addrValue),
-    routeCuts: routeCuts(options.node ?? {}, family),
+    routeCuts: cuts,
+    // rp_filter looks the source up as a destination: with it on, sources are cut where routes are.
+    srcRouteCuts: rpFilterOn(options.node) ? cuts : [],
     uplink: node.uplink,
   };
+}
+
+/** Whether the node's files turn rp_filter on (node-context.ts uses the larger of `all` and the interface's). */
+function rpFilterOn(config: NodeConfig | undefined): boolean {
+  for (const [k, v] of config?.context?.sysctls ?? [])
+    if (/\.rp_filter$/.test(k) && v.value.trim() !== '0') return true;
+  return false;
 }
 
 /** A growing queue of classes, each box once, at most `max`. */

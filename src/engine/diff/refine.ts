@@ -277,7 +277,7 @@ export function alwaysCuts(env: ClassEnv): { src: Span[]; dst: Span[] } {
           { lo: 0x7f000000n, hi: 0x7fffffffn },
         ]
       : [{ lo: 1n, hi: 1n }];
-  return { src: [...nodes, ...special], dst: [...nodes, ...env.routeCuts, ...special] };
+  return { src: [...nodes, ...env.srcRouteCuts, ...special], dst: [...nodes, ...env.routeCuts, ...special] };
 }
 
 /**
