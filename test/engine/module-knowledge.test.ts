@@ -27,11 +27,12 @@ function rules(lines: string, table = 'filter', chain = 'INPUT'): Rule[] {
 }
 
 describe('match and target modules own their knowledge (issue 13)', () => {
-  it('every registered match module answers diffFacts and lintAtoms, or says it has no diff facts', () => {
+  it('every registered match module answers diffFacts (or says it has none), lintAtoms and lintNature', () => {
     const missing: string[] = [];
     for (const m of [...MATCHES.values(), unknownModule('u32')]) {
       if (typeof m.diffFacts !== 'function' && m.diffFacts !== 'opaque') missing.push(`${m.name}: diffFacts`);
       if (typeof m.lintAtoms !== 'function') missing.push(`${m.name}: lintAtoms`);
+      if (!['fixed', 'stateful', 'varying'].includes(m.lintNature)) missing.push(`${m.name}: lintNature`);
       // Each hook answers for the module's spec compiled from no options (a module loaded without options).
       const spec = m.compile([], ctx);
       if (typeof m.diffFacts === 'function') assert.equal(typeof m.diffFacts(spec, [], 4), 'object', m.name);
@@ -40,15 +41,18 @@ describe('match and target modules own their knowledge (issue 13)', () => {
     assert.deepEqual(missing, []);
   });
 
-  it('every registered target answers diffWrites', () => {
-    const missing = [...TARGETS.values()].filter(t => typeof t.diffWrites !== 'function').map(t => t.name);
+  it('every registered target answers diffWrites and lintEffect', () => {
+    const missing = [...TARGETS.values()].flatMap(t => [
+      ...(typeof t.diffWrites !== 'function' ? [`${t.name}: diffWrites`] : []),
+      ...(!['terminates', 'passive', 'mutates'].includes(t.lintEffect) ? [`${t.name}: lintEffect`] : []),
+    ]);
     assert.deepEqual(missing, []);
   });
 
-  it('each module says so in its own file: one diffFacts and one lintAtoms per defineMatch, one diffWrites per defineTarget', () => {
+  it('each module says so in its own file: diffFacts, lintAtoms, lintNature per defineMatch; diffWrites, lintEffect per defineTarget', () => {
     for (const [dir, define, hooks] of [
-      ['src/engine/matches', 'defineMatch', ['diffFacts', 'lintAtoms']],
-      ['src/engine/targets', 'defineTarget', ['diffWrites']],
+      ['src/engine/matches', 'defineMatch', ['diffFacts', 'lintAtoms', 'lintNature']],
+      ['src/engine/targets', 'defineTarget', ['diffWrites', 'lintEffect']],
     ] as const) {
       for (const name of readdirSync(join(ROOT, dir)).filter(n => n.endsWith('.ts') && n !== 'types.ts')) {
         const text = readFileSync(join(ROOT, dir, name), 'utf8');

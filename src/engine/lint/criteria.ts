@@ -14,9 +14,14 @@ import type { IpMatch, Rule } from '../model.ts';
 export interface RuleCriteria {
   /** Sorted, without duplicates. */
   readonly atoms: readonly string[];
-  /** Canonical names of the match modules the rule loads (explicitly or through `-p`). */
-  readonly modules: ReadonlySet<string>;
+  /**
+   * The least trustworthy `lintNature` of the rule's match modules (fixed when it has none): a varying rule
+   * never shadows, a stateful one only until a rule in between changes state.
+   */
+  readonly nature: 'fixed' | 'stateful' | 'varying';
 }
+
+const RANK = { fixed: 0, stateful: 1, varying: 2 } as const;
 
 const not = (n: { readonly negated: boolean }) => (n.negated ? '!' : '');
 
@@ -46,11 +51,11 @@ function errorAtoms(rule: Rule, out: Set<string>): void {
 export function ruleCriteria(rule: Rule): RuleCriteria {
   const atoms = new Set<string>();
   headerAtoms(rule.ip, atoms);
-  const modules = new Set<string>();
+  let nature: RuleCriteria['nature'] = 'fixed';
   for (const m of rule.matches) {
-    modules.add(m.module.name);
+    if (RANK[m.module.lintNature] > RANK[nature]) nature = m.module.lintNature;
     for (const atom of m.module.lintAtoms(m.spec, m.options)) atoms.add(`${m.module.name}:${atom}`);
   }
   errorAtoms(rule, atoms);
-  return { atoms: [...atoms].sort(), modules };
+  return { atoms: [...atoms].sort(), nature };
 }

@@ -7,7 +7,7 @@
  * such state, since a packet may reach the later rule changed.
  */
 import type { Chain, Rule, Table } from '../model.ts';
-import { classifyTarget, isDeterministicModule, isFixedModule } from './effects.ts';
+import { classifyTarget } from './effects.ts';
 import { type RuleCriteria, ruleCriteria } from './criteria.ts';
 import { targetNameOf } from '../iptables/rule-node.ts';
 
@@ -86,16 +86,10 @@ export function shadowedRules(table: Table, chain: Chain): Shadowing[] {
       }
     }
     if (effect === 'mutates') stateful.clear();
-    if (effect !== 'terminates') continue;
-    let deterministic = true;
-    let onlyFixed = true;
-    for (const m of criteria.modules) {
-      if (!isDeterministicModule(m)) deterministic = false;
-      if (!isFixedModule(m)) onlyFixed = false;
-    }
-    if (!deterministic) continue;
+    // A rule whose answer can change for the same packet (random, rate, recent, unmodelled) shadows nothing.
+    if (effect !== 'terminates' || criteria.nature === 'varying') continue;
     const key = criteria.atoms.join('\n');
-    const into = onlyFixed ? fixed : stateful;
+    const into = criteria.nature === 'fixed' ? fixed : stateful;
     if (!into.has(key)) into.set(key, { rule, atoms: criteria.atoms });
   }
   return found;

@@ -103,4 +103,5 @@ export const addrtypeMatch = defineMatch<AddrtypeSpec>({
     };
   },
   lintAtoms: jointAtom,
+  lintNature: 'fixed',
 });

@@ -12,4 +12,5 @@ export const commentMatch = defineMatch<{ text: string }>({
   // A comment tests nothing.
   diffFacts: () => NO_FACTS,
   lintAtoms: noAtoms,
+  lintNature: 'fixed',
 });

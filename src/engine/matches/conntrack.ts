@@ -268,6 +268,8 @@ export const conntrackMatch = defineMatch<CtSpec>({
     `connection ${spec.checks.map(c => `${'negated' in c && c.negated ? 'not ' : ''}${describeCheck(c).replace(/^--ct/, '')}`).join(', ')}`,
   diffFacts: ctFacts,
   lintAtoms: optionAtoms,
+  // NOTRACK, CT and a jumped-to chain's NAT change the connection's state.
+  lintNature: 'stateful',
 });
 
 export const stateMatch = defineMatch<CtSpec>({
@@ -279,4 +281,6 @@ export const stateMatch = defineMatch<CtSpec>({
   describe: spec => `connection state ${spec.checks.map(c => describeCheck(c).replace('--ctstate ', '')).join(', ')}`,
   diffFacts: ctFacts,
   lintAtoms: optionAtoms,
+  // NOTRACK, CT and a jumped-to chain's NAT change the connection's state.
+  lintNature: 'stateful',
 });

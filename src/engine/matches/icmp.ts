@@ -149,6 +149,7 @@ function make(name: string, option: string, proto: number, v6: boolean): MatchMo
       }),
     }),
     lintAtoms: optionAtoms,
+    lintNature: 'fixed',
   });
 }
 

@@ -48,4 +48,5 @@ export const iprangeMatch = defineMatch<{ src: R; dst: R }>({
     return { srcCuts, dstCuts, tests: options.map(o => (o.name === '--src-range' ? 'src' : 'dst')) };
   },
   lintAtoms: optionAtoms,
+  lintNature: 'fixed',
 });

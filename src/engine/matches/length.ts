@@ -23,4 +23,5 @@ export const lengthMatch = defineMatch<{ negated: boolean; range: PortRange }>({
   // Packet length is not a header field the diff models.
   diffFacts: 'opaque',
   lintAtoms: optionAtoms,
+  lintNature: 'stateful',
 });

@@ -51,6 +51,8 @@ function make(name: 'mark' | 'connmark', read: (p: PacketState) => number, label
       tests: options.some(o => o.name === '--mark') ? [name === 'mark' ? 'mark' : 'ctmark'] : [],
     }),
     lintAtoms: optionAtoms,
+    // MARK and CONNMARK rules change the marks.
+    lintNature: 'stateful',
   });
 }
 

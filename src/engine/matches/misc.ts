@@ -17,6 +17,7 @@ export const nfacctMatch = defineMatch<{ name: string }>({
   // Accounting always matches.
   diffFacts: () => NO_FACTS,
   lintAtoms: jointAtom,
+  lintNature: 'stateful',
 });
 
 export const socketMatch = defineMatch<{ text: string }>({
@@ -33,6 +34,7 @@ export const socketMatch = defineMatch<{ text: string }>({
   // Socket lookups are not cut into header fields.
   diffFacts: 'opaque',
   lintAtoms: jointAtom,
+  lintNature: 'stateful',
 });
 
 export const policyMatch = defineMatch<{ pol: string; dir: string }>({
@@ -59,6 +61,7 @@ export const policyMatch = defineMatch<{ pol: string; dir: string }>({
   // IPsec policies are not cut into header fields.
   diffFacts: 'opaque',
   lintAtoms: jointAtom,
+  lintNature: 'stateful',
 });
 
 export const helperMatch = defineMatch<{ negated: boolean; name: string }>({
@@ -85,4 +88,5 @@ export const helperMatch = defineMatch<{ negated: boolean; name: string }>({
   // Helpers are not cut into header fields.
   diffFacts: 'opaque',
   lintAtoms: jointAtom,
+  lintNature: 'stateful',
 });

@@ -74,5 +74,6 @@ export const multiportMatch = defineMatch<MultiportSpec>({
   describe: spec =>
     `${spec.which === 'src' ? 'source' : spec.which === 'dst' ? 'destination' : 'source or destination'} port ${spec.negated ? 'not ' : ''}in ${spec.ranges.map(formatPortRange).join(', ')}`,
   diffFacts: multiportFacts,
+  lintNature: 'fixed',
   lintAtoms: optionAtoms,
 });

@@ -68,4 +68,5 @@ export const ownerMatch = defineMatch<OwnerSpec>({
   // The sending socket's owner is not a header field the diff models.
   diffFacts: 'opaque',
   lintAtoms: optionAtoms,
+  lintNature: 'fixed',
 });

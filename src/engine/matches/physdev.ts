@@ -80,4 +80,5 @@ export const physdevMatch = defineMatch<PhysSpec>({
   // Bridge ports are not a header field the diff models.
   diffFacts: 'opaque',
   lintAtoms: jointAtom,
+  lintNature: 'fixed',
 });

@@ -29,4 +29,5 @@ export const pkttypeMatch = defineMatch<{ negated: boolean; type: string }>({
   // The link-layer packet type is not a header field the diff models.
   diffFacts: 'opaque',
   lintAtoms: optionAtoms,
+  lintNature: 'fixed',
 });

@@ -19,6 +19,8 @@ export const limitMatch = defineMatch<{ text: string }>({
   // A rate limit is assumed, and the trace says so: it adds no constant to cut on.
   diffFacts: () => NO_FACTS,
   lintAtoms: jointAtom,
+  // A rate meter's answer changes from one packet to the next.
+  lintNature: 'varying',
 });
 
 export const hashlimitMatch = defineMatch<{ above: boolean; text: string }>({
@@ -51,6 +53,8 @@ export const hashlimitMatch = defineMatch<{ above: boolean; text: string }>({
   describe: s => `hashlimit ${s.text}`,
   diffFacts: () => NO_FACTS,
   lintAtoms: jointAtom,
+  // A rate meter's answer changes from one packet to the next.
+  lintNature: 'varying',
 });
 
 export const connlimitMatch = defineMatch<{ above: boolean; n: number; text: string }>({
@@ -80,4 +84,6 @@ export const connlimitMatch = defineMatch<{ above: boolean; n: number; text: str
   describe: s => `connection count ${s.above ? 'above' : 'up to'} ${s.n}`,
   diffFacts: () => NO_FACTS,
   lintAtoms: jointAtom,
+  // A rate meter's answer changes from one packet to the next.
+  lintNature: 'varying',
 });

@@ -73,4 +73,5 @@ export const recentMatch = defineMatch<RecentSpec>({
       : [],
   }),
   lintAtoms: jointAtom,
+  lintNature: 'varying',
 });

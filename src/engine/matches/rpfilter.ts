@@ -42,4 +42,5 @@ export const rpfilterMatch = defineMatch<RpSpec>({
   // Reverse-path checks depend on routes, not on a constant of the rule.
   diffFacts: 'opaque',
   lintAtoms: jointAtom,
+  lintNature: 'fixed',
 });

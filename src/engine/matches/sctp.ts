@@ -74,5 +74,6 @@ export const sctpMatch = defineMatch<SctpSpec>({
   describe: spec =>
     `SCTP ${describePorts(spec).join(', ')}${spec.chunks ? `, chunk types ${spec.chunks.mode}` : ''}`.trim(),
   diffFacts: portFacts,
+  lintNature: 'fixed',
   lintAtoms: optionAtoms,
 });

@@ -51,4 +51,5 @@ export const setMatch = defineMatch<SetSpec>({
   // Set members are not cut into header fields (yet): rules testing a set leave their classes open.
   diffFacts: 'opaque',
   lintAtoms: jointAtom,
+  lintNature: 'stateful',
 });

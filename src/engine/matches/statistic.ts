@@ -76,6 +76,7 @@ export const statisticMatch = defineMatch<StatSpec>({
   // The evaluator follows both branches with their exact weights: nothing to cut on.
   diffFacts: () => NO_FACTS,
   lintAtoms: jointAtom,
+  lintNature: 'varying',
 });
 
 /** A rule's random branch as the editor shows it: the compiled `-m statistic` spec, when it is well formed. */

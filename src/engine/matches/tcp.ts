@@ -102,5 +102,6 @@ export const tcpMatch = defineMatch<TcpSpec>({
   },
   // Flags and options are not cut into classes: the diff evaluates every rule on a class's packets.
   diffFacts: portFacts,
+  lintNature: 'fixed',
   lintAtoms: optionAtoms,
 });

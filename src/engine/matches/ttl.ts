@@ -35,6 +35,8 @@ function make(name: 'ttl' | 'hl', label: string) {
     // TTL / hop limit is not a header field the diff models.
     diffFacts: 'opaque',
     lintAtoms: optionAtoms,
+    // TTL and HL rules change it.
+    lintNature: 'stateful',
   });
 }
 

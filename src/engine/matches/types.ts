@@ -97,6 +97,14 @@ export interface MatchModule<S> {
    * reads nothing into them, `noAtoms` when it tests nothing. See knowledge.ts.
    */
   lintAtoms(spec: S, options: readonly ParsedOption[]): readonly string[];
+  /**
+   * How far the linter may trust the module's answer (lint/shadow.ts): `'fixed'` — the same for the same
+   * packet, reading only what no non-terminating target changes (addresses, ports, interfaces, the socket
+   * owner); `'stateful'` — the same for the same packet, but reading state a MARK, CONNMARK, CT, SET or TTL
+   * rule (or a jumped-to chain) may change; `'varying'` — it may answer differently for the same packet
+   * (random draws, rate meters, `recent` lists rules update) or is not modelled.
+   */
+  readonly lintNature: 'fixed' | 'stateful' | 'varying';
 }
 
 export function unknown(reason: string): Undecided {

@@ -11,5 +11,6 @@ export const udpMatch = defineMatch<PortSpec>({
   why: (spec, pkt) => whyPorts(spec, pkt, 17),
   describe: spec => `UDP ${describePorts(spec).join(', ')}`.trim(),
   diffFacts: portFacts,
+  lintNature: 'fixed',
   lintAtoms: optionAtoms,
 });

@@ -21,6 +21,7 @@ export const notrackTarget = defineTarget<null>({
   },
   describe: () => "do not track this packet's connection (no NAT, state UNTRACKED)",
   diffWrites: () => [{ field: 'ctstate' }],
+  lintEffect: 'mutates',
 });
 
 export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
@@ -50,4 +51,5 @@ export const ctTarget = defineTarget<{ notrack: boolean; text: string }>({
   describe: spec => (spec.notrack ? "do not track this packet's connection" : `set conntrack options (${spec.text})`),
   // Only --notrack changes what a later rule reads (the state becomes UNTRACKED).
   diffWrites: spec => (spec.notrack ? [{ field: 'ctstate' }] : []),
+  lintEffect: 'mutates',
 });

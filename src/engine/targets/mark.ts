@@ -73,6 +73,7 @@ export const markTarget = defineTarget<XMark | null>({
   },
   describe: spec => (spec ? `set packet mark (${spec.text})` : 'set packet mark'),
   diffWrites: () => [{ field: 'mark' }],
+  lintEffect: 'mutates',
 });
 
 type ConnmarkSpec =
@@ -136,4 +137,5 @@ export const connmarkTarget = defineTarget<ConnmarkSpec>({
   // --restore-mark copies the connection mark into the packet mark; every other form sets the connection mark.
   diffWrites: (_spec, options) =>
     options.some(o => o.name === '--restore-mark') ? [{ field: 'mark' }] : [{ field: 'ctmark' }],
+  lintEffect: 'mutates',
 });

@@ -143,6 +143,7 @@ export const dnatTarget = defineTarget<DnatSpec>({
   },
   describe: spec => `rewrite the destination to ${spec.range?.text ?? '?'} (DNAT)`,
   diffWrites: (_spec, options) => [natWrite('dst', lastArg(options, '--to-destination'))],
+  lintEffect: 'terminates',
 });
 
 interface SnatSpec {
@@ -175,6 +176,7 @@ export const snatTarget = defineTarget<SnatSpec>({
   },
   describe: spec => `rewrite the source to ${spec.range?.text ?? '?'} (SNAT)`,
   diffWrites: (_spec, options) => [natWrite('src', lastArg(options, '--to-source'))],
+  lintEffect: 'terminates',
 });
 
 interface MasqSpec {
@@ -236,6 +238,7 @@ export const masqueradeTarget = defineTarget<MasqSpec>({
     `rewrite the source to the outgoing interface's address (MASQUERADE${spec.randomFully ? ', random source port' : ''})`,
   // The address is the outgoing interface's, known only on the path.
   diffWrites: () => [{ field: 'src', to: null, ports: null }],
+  lintEffect: 'terminates',
 });
 
 export const redirectTarget = defineTarget<{ ports: { from: number; to: number } | null }>({
@@ -267,6 +270,7 @@ export const redirectTarget = defineTarget<{ ports: { from: number; to: number }
     const p = lastArg(options, '--to-ports');
     return [{ field: 'dst', to: null, ports: p ? (portList(p)[0] ?? null) : null }];
   },
+  lintEffect: 'terminates',
 });
 
 export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
@@ -298,4 +302,5 @@ export const netmapTarget = defineTarget<{ net: Net | null; text: string }>({
     { field: 'dst', to: null, ports: null },
     { field: 'src', to: null, ports: null },
   ],
+  lintEffect: 'terminates',
 });

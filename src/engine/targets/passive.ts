@@ -9,7 +9,11 @@ import type { OptionSpec } from '../matches/types.ts';
 import { WRITES_NOTHING } from '../matches/knowledge.ts';
 import { CONTINUE, defineTarget, type TargetModule } from './types.ts';
 
-function passive(name: string, options: OptionSpec[], what: string): TargetModule<unknown> {
+/**
+ * `observes`: it only logs or counts (lintEffect 'passive'); the others change a header field, a mark, a set
+ * or a timer a later match may read ('mutates').
+ */
+function passive(name: string, options: OptionSpec[], what: string, observes = false): TargetModule<unknown> {
   return defineTarget<{ text: string }>({
     name,
     options,
@@ -19,6 +23,7 @@ function passive(name: string, options: OptionSpec[], what: string): TargetModul
     // What these change (TTL, TOS, DSCP, ipset members, security marks…) is read only by match modules whose
     // diff facts are opaque (ttl, hl, set), whose classes the diff leaves open anyway.
     diffWrites: WRITES_NOTHING,
+    lintEffect: observes ? 'passive' : 'mutates',
   });
 }
 
@@ -33,18 +38,21 @@ export const PASSIVE_TARGETS: TargetModule<unknown>[] = [
       ...a0('--log-tcp-sequence', '--log-tcp-options', '--log-ip-options', '--log-uid', '--log-macdecode'),
     ],
     'log the packet to the kernel log',
+    true,
   ),
   passive(
     'NFLOG',
     [...a1('--nflog-group', '--nflog-prefix', '--nflog-range', '--nflog-size', '--nflog-threshold')],
     'send the packet to userspace logging (nfnetlink_log)',
+    true,
   ),
   passive(
     'ULOG',
     a1('--ulog-nlgroup', '--ulog-prefix', '--ulog-cprange', '--ulog-qthreshold'),
     'log the packet (ULOG)',
+    true,
   ),
-  passive('TRACE', [], 'trace the packet through every table (kernel TRACE)'),
+  passive('TRACE', [], 'trace the packet through every table (kernel TRACE)', true),
   passive('CHECKSUM', a0('--checksum-fill'), 'fill in the checksum'),
   passive('TCPMSS', [...a1('--set-mss'), ...a0('--clamp-mss-to-pmtu')], 'change the TCP MSS option'),
   passive('DSCP', a1('--set-dscp', '--set-dscp-class'), 'set the DSCP field'),
@@ -60,7 +68,7 @@ export const PASSIVE_TARGETS: TargetModule<unknown>[] = [
     ],
     "add or remove the packet's addresses in an ipset",
   ),
-  passive('AUDIT', a1('--type'), 'write an audit record'),
+  passive('AUDIT', a1('--type'), 'write an audit record', true),
   passive('SECMARK', a1('--selctx'), 'set the SELinux security mark'),
   passive('CONNSECMARK', a0('--save', '--restore'), 'copy the SELinux security mark'),
   passive('IDLETIMER', a1('--timeout', '--label'), 'reset an idle timer'),

@@ -23,6 +23,7 @@ export const nfqueueTarget = defineTarget<{ text: string }>({
   }),
   describe: () => 'hand the packet to a userspace program, which decides',
   diffWrites: WRITES_NOTHING,
+  lintEffect: 'terminates',
 });
 
 export const tproxyTarget = defineTarget<{ text: string; mark: { value: number; mask: number } | null }>({
@@ -51,6 +52,7 @@ export const tproxyTarget = defineTarget<{ text: string; mark: { value: number; 
   describe: spec => `deliver to a local transparent proxy (${spec.text})`,
   // `--tproxy-mark` sets the packet mark (xt_TPROXY.c) before the packet is delivered.
   diffWrites: spec => (spec.mark ? [{ field: 'mark' }] : []),
+  lintEffect: 'terminates',
 });
 
 export const synproxyTarget = defineTarget<{ text: string }>({
@@ -66,4 +68,5 @@ export const synproxyTarget = defineTarget<{ text: string }>({
   apply: () => ({ effect: { kind: 'unknown', reason: 'SYNPROXY answers the handshake itself' }, text: 'SYNPROXY' }),
   describe: () => 'answer the TCP handshake on behalf of the server (SYNPROXY)',
   diffWrites: WRITES_NOTHING,
+  lintEffect: 'terminates',
 });

@@ -64,4 +64,5 @@ export const rejectTarget = defineTarget<{ with: string }>({
   apply: spec => ({ effect: { kind: 'reject', with: spec.with }, text: `REJECT (${spec.with})` }),
   describe: spec => `drop and answer with ${spec.with}`,
   diffWrites: WRITES_NOTHING,
+  lintEffect: 'terminates',
 });

@@ -39,6 +39,13 @@ export interface TargetModule<S> {
    * rule, and the values they write); `WRITES_NOTHING` for a target that changes no field the diff reads.
    */
   diffWrites(spec: S, options: readonly ParsedOption[]): readonly Write[];
+  /**
+   * What the target means for the later rules of its chain (lint/effects.ts): `'terminates'` — the kernel
+   * returns a verdict instead of XT_CONTINUE for the packets it takes (ip_tables.c `ipt_do_table`);
+   * `'passive'` — it continues and changes nothing a match reads (logging); `'mutates'` — it continues,
+   * possibly changing what later matches read.
+   */
+  readonly lintEffect: 'terminates' | 'passive' | 'mutates';
 }
 
 export function defineTarget<S>(t: TargetModule<S>): TargetModule<unknown> {
