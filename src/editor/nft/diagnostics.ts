@@ -3,7 +3,7 @@
  * rule lowered, in slices, as a trace would) and the engine's nft linter (unused and unreachable chains,
  * loops, unused sets and maps, shadowed rules). Same shape and limits as the iptables ones (diagnostics.ts).
  */
-import { type Diagnostic, lintNft } from '../../engine/api.ts';
+import { type Diagnostic, checkLowering, lintNft } from '../../engine/api.ts';
 import type { DiagnosticsOptions, DumpDiagnostics, EditorDiagnostic } from '../diagnostics.ts';
 import { lineSpan } from '../ranges.ts';
 import type { NftIndex } from './nft-index.ts';
@@ -26,7 +26,7 @@ export function* nftDiagnosticSteps(
     for (const t of rs.tables.values())
       for (const c of t.chains.values())
         for (const r of c.rules) {
-          void r.nft;
+          checkLowering(r);
           if (++n % 2000 === 0) yield;
         }
     yield;

@@ -76,13 +76,59 @@ function nameOf(t: NftToken): { name: string; range: Range } | null {
   return null;
 }
 
+/** Tokens by index, read from the lexer as they are asked for; the scan looks at most a few ahead. */
+interface Tokens {
+  at(i: number): NftToken | undefined;
+}
+
+/**
+ * The lexer's tokens (handles left out) as a window that forgets what lies behind: holding every token
+ * of kube-proxy's 43 MB script at once took 0.9 GB.
+ */
+class TokenWindow implements Tokens {
+  private buf: NftToken[] = [];
+  private base = 0;
+  private read = 0;
+  private done = false;
+
+  constructor(
+    private readonly lexer: InstanceType<typeof NftLexer>,
+    private readonly maxTokens: number,
+  ) {}
+
+  at(i: number): NftToken | undefined {
+    while (!this.done && i >= this.base + this.buf.length) {
+      const t = this.lexer.next();
+      if (t.kind === 'eof' || this.read >= this.maxTokens) this.done = true;
+      else if (t.kind !== 'handle') {
+        this.buf.push(t);
+        this.read++;
+      }
+    }
+    return i >= this.base ? this.buf[i - this.base] : undefined;
+  }
+
+  /** Tokens before `i` are not asked for again. */
+  forget(i: number): void {
+    if (i - this.base >= 4096) {
+      this.buf = this.buf.slice(i - this.base);
+      this.base = i;
+    }
+  }
+}
+
 /** Scans nftables text for names. Bounded: one pass, at most `maxTokens` tokens. */
 export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
   const names = new NftNames();
-  const lexer = new NftLexer(text);
-  const toks: NftToken[] = [];
-  for (let t = lexer.next(); t.kind !== 'eof' && toks.length < maxTokens; t = lexer.next())
-    if (t.kind !== 'handle') toks.push(t);
+  const toks = new TokenWindow(new NftLexer(text), maxTokens);
+  // One string per scope (`family table`), not one per command naming it.
+  const scopes = new Map<string, string>();
+  const intern = (sc: string): string => {
+    const known = scopes.get(sc);
+    if (known !== undefined) return known;
+    scopes.set(sc, sc);
+    return sc;
+  };
   const stack: Block[] = [];
   /** The scope a script command set for the rest of its statement, and the depth it was set at. */
   let cmd = null as { scope: string; depth: number } | null;
@@ -100,8 +146,9 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
     if (n) names.add({ kind, name: n.name, scope: sc, range: n.range, role });
   };
 
-  for (let i = 0; i < toks.length; i++) {
-    const t = toks[i]!;
+  for (let i = 0; toks.at(i); i++) {
+    toks.forget(i);
+    const t = toks.at(i)!;
     if (t.kind === 'nl' || (t.kind === 'punct' && t.text === ';')) {
       if (cmd && stack.length <= cmd.depth) cmd = null;
       atStart = true;
@@ -122,7 +169,7 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
     const start = atStart;
     atStart = false;
     if (t.kind === 'punct' && t.text === '$') {
-      const n = toks[i + 1];
+      const n = toks.at(i + 1);
       if (n?.kind === 'word' && n.line === t.line && n.col === t.endCol) {
         names.add({
           kind: 'define',
@@ -136,8 +183,8 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
       continue;
     }
     if (t.kind === 'punct' && t.text === '@') {
-      const n = toks[i + 1];
-      const after = toks[i + 2];
+      const n = toks.at(i + 1);
+      const after = toks.at(i + 2);
       if (n?.kind !== 'word' || n.line !== t.line || n.col !== t.endCol) continue;
       if (RAW_BASES.has(n.text) && after?.kind === 'punct' && after.text === ',') continue;
       push('set', n, scope(), 'setref');
@@ -146,7 +193,7 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
     }
     if (t.kind !== 'word') continue;
     if (t.text === 'jump' || t.text === 'goto') {
-      push('chain', toks[i + 1], scope(), t.text);
+      push('chain', toks.at(i + 1), scope(), t.text);
       i++;
       continue;
     }
@@ -154,13 +201,13 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
     const where = inside();
     if (t.text === 'define' || t.text === 'redefine' || t.text === 'undefine') {
       if (where === null || where === 'other') {
-        push('define', toks[i + 1], '', t.text === 'undefine' ? 'command' : 'declaration');
+        push('define', toks.at(i + 1), '', t.text === 'undefine' ? 'command' : 'declaration');
         i++;
       }
       continue;
     }
     if (t.text === 'table' && (where === null || where === 'other')) {
-      const r = tableHeader(toks, i + 1);
+      const r = tableHeader(toks, i + 1, intern);
       pending = { kind: 'table', scope: r.scope };
       i = r.next - 1;
       continue;
@@ -168,13 +215,13 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
     if (where === 'table' && (t.text === 'chain' || t.text === 'set' || t.text === 'map')) {
       const kind = t.text === 'chain' ? 'chain' : 'set';
       const sc = scope();
-      push(kind, toks[i + 1], sc, 'declaration');
+      push(kind, toks.at(i + 1), sc, 'declaration');
       pending = { kind: kind === 'chain' ? 'chain' : 'set', scope: sc };
       i++;
       continue;
     }
     if (COMMANDS.has(t.text) && (where === null || where === 'other')) {
-      const c = command(toks, i, names, stack.length);
+      const c = command(toks, i, names, stack.length, intern);
       i = c.last;
       if (c.cmd) cmd = c.cmd;
       pending = c.pending;
@@ -184,12 +231,12 @@ export function scanNftNames(text: string, maxTokens = 5_000_000): NftNames {
 }
 
 /** `[family] name` after `table`: the scope and the index after it. */
-function tableHeader(toks: readonly NftToken[], i: number): { scope: string; next: number } {
-  const a = toks[i];
-  const b = toks[i + 1];
+function tableHeader(toks: Tokens, i: number, intern: (s: string) => string): { scope: string; next: number } {
+  const a = toks.at(i);
+  const b = toks.at(i + 1);
   if (a?.kind === 'word' && FAMILIES.has(a.text) && b && (b.kind === 'word' || b.kind === 'string'))
-    return { scope: `${a.text} ${b.text}`, next: i + 2 };
-  if (a && (a.kind === 'word' || a.kind === 'string')) return { scope: `ip ${a.text}`, next: i + 1 };
+    return { scope: intern(`${a.text} ${b.text}`), next: i + 2 };
+  if (a && (a.kind === 'word' || a.kind === 'string')) return { scope: intern(`ip ${a.text}`), next: i + 1 };
   return { scope: '', next: i };
 }
 
@@ -199,19 +246,20 @@ function tableHeader(toks: readonly NftToken[], i: number): { scope: string; nex
  * last token consumed.
  */
 function command(
-  toks: readonly NftToken[],
+  toks: Tokens,
   i: number,
   names: NftNames,
   depth: number,
+  intern: (s: string) => string,
 ): { last: number; cmd: { scope: string; depth: number } | null; pending: Block | null } {
-  const verb = toks[i]!.text;
-  const object = toks[i + 1];
+  const verb = toks.at(i)!.text;
+  const object = toks.at(i + 1);
   if (object?.kind !== 'word') return { last: i, cmd: null, pending: null };
   const declares = verb === 'add' || verb === 'create';
-  const r = tableHeader(toks, i + 2);
+  const r = tableHeader(toks, i + 2, intern);
   if (!r.scope) return { last: i + 1, cmd: null, pending: null };
   const sc = r.scope;
-  const name = toks[r.next];
+  const name = toks.at(r.next);
   const add = (kind: NftNameKind, role: NftNameRole) => {
     const n = name && nameOf(name);
     if (n) names.add({ kind, name: n.name, scope: sc, range: n.range, role });

@@ -398,6 +398,8 @@ function explore(
   };
   for (let k = 0; k < queue.length; k++) {
     const c = queue[k]!;
+    // A traced class is not needed again (its id stays in `ids`): 200k boxes no longer wait in memory.
+    (queue as (PacketClass | undefined)[])[k] = undefined;
     const opts = { node, explain: false, recent: c.affinity };
     const a = tracePacket(oldRs, c.input, opts);
     const b = tracePacket(newRs, c.input, opts);

@@ -13,7 +13,7 @@
  */
 import type { Ruleset } from '../model.ts';
 import { MATCHES } from '../matches/registry.ts';
-import { ruleMentions } from '../iptables/rule-text.ts';
+import { mentionsBesidesJump } from '../iptables/rule-text.ts';
 import { type Rational, ZERO, add } from '../rational.ts';
 import type { TraceAssumption } from './trace-types.ts';
 
@@ -78,7 +78,7 @@ const live = new WeakMap<Ruleset, LiveMarks>();
  * nobody reads stays unread; CONNMARK --save-mark / --restore-mark copy bits between the two marks
  * (xt_connmark.c), so a bit read on one side is read on the other. Anything not understood (an unknown
  * module or target naming a mark, rpfilter's --validmark, an interceptor such as IPVS fwmark services)
- * reads every bit. Only rules whose text mentions "mark" are compiled.
+ * reads every bit. Only rules whose text mentions "mark" (besides a jump to a chain) are compiled.
  */
 export function liveMarks(rs: Ruleset, hasInterceptors: boolean): LiveMarks {
   if (hasInterceptors) return { nf: ALL, ct: ALL };
@@ -90,7 +90,9 @@ export function liveMarks(rs: Ruleset, hasInterceptors: boolean): LiveMarks {
   for (const t of rs.tables.values()) {
     for (const c of t.chains.values()) {
       for (const r of c.rules) {
-        if (!ruleMentions(r, 'mark', true)) continue;
+        // A jump to a chain named …MARK… reads no mark: kube-proxy's 100k `-j KUBE-MARK-MASQ` rules of a
+        // 320k-rule dump stay uncompiled (they held 40 MB).
+        if (!mentionsBesidesJump(r, 'mark', name => t.chains.has(name))) continue;
         for (const m of r.matches) {
           const name = m.module.name;
           const spec = m.spec as { mask?: number } | null;

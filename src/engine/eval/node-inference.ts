@@ -139,7 +139,13 @@ export function clusterNodeHints(rs: Ruleset): ReadonlyMap<string, string> {
   for (const [name, chain] of rs.tables.get('nat')?.chains ?? []) {
     if (!name.startsWith('KUBE-SEP-')) continue;
     for (const rule of chain.rules) {
-      if (targetNameOf(rule)?.name !== 'KUBE-MARK-MASQ' || !rule.comment?.includes('default/kubernetes:https'))
+      // The text test first: reading the comment compiles the rule, and a 320k-rule dump has 100k
+      // KUBE-SEP rules that jump to KUBE-MARK-MASQ (200 MB of compiled rules kept for nothing).
+      if (
+        targetNameOf(rule)?.name !== 'KUBE-MARK-MASQ' ||
+        !ruleMentions(rule, 'default/kubernetes:https') ||
+        !rule.comment?.includes('default/kubernetes:https')
+      )
         continue;
       const src = rule.ip.src;
       if (!src || src.negated || src.value.prefix !== (src.value.v === 4 ? 32 : 128)) continue;

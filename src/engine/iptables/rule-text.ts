@@ -105,6 +105,21 @@ export function ruleMentions(rule: Rule, word: string, ignoreCase = false): bool
   return ignoreCase ? text.toLowerCase().includes(word.toLowerCase()) : text.includes(word);
 }
 
+/**
+ * `ruleMentions` (case-insensitive) leaving out the name of a chain the rule jumps or goes to: kube-proxy's
+ * `-j KUBE-MARK-MASQ` mentions no mark. As a prefilter, a true answer proves nothing.
+ */
+export function mentionsBesidesJump(rule: Rule, word: string, isChain: (name: string) => boolean): boolean {
+  if (!ruleMentions(rule, word, true)) return false;
+  const to = rule instanceof IptRule ? rule.targetRef : null;
+  if (!to || !isChain(to.name)) return true;
+  const raw = rule.raw;
+  // Offsets that do not hold the name (never expected) keep the whole text.
+  if (!raw.slice(to.start, to.end).includes(to.name)) return true;
+  const w = word.toLowerCase();
+  return raw.slice(0, to.start).toLowerCase().includes(w) || raw.slice(to.end).toLowerCase().includes(w);
+}
+
 /** Where the rule's chain name stands on its line (`-A NAME`), or -1 when the line does not name it. */
 export function chainNameStart(rule: Rule, name: string): number {
   if (!(rule instanceof IptRule)) return -1;

@@ -11,6 +11,7 @@ import { lowerExpr } from './expr/index.ts';
 import type { LowerCtx, NftNamedSet } from './program.ts';
 import { lowerElements } from './sets.ts';
 import { lowerRuleProgram } from './stmt/index.ts';
+import { LazyNftRule } from './lazy-rule.ts';
 import { type DataType, TYPES_BY_NAME } from './types.ts';
 
 const HOOKS: Record<string, HookName> = {
@@ -95,6 +96,8 @@ function lowerTable(
     lookupSet: name => sets.get(name),
     report: (code, message, range, severity = 'error') => diagnostics.push({ code, severity, message, range }),
   };
+  // Lazily lowered rules report their diagnostics the first time only (lazy-rule.ts).
+  const lazyCtx = { reporting: ctx, silent: { ...ctx, report: () => {} } };
   const updated = new Set<string>();
   for (const c of t.chains)
     for (const r of c.rules) for (const s of r.stmts) if (s.kind === 'setop') updated.add(s.set);
@@ -104,7 +107,8 @@ function lowerTable(
   for (const c of t.chains) {
     const base = baseInfo(c);
     const rules: Rule[] = c.rules.map((r, i) => {
-      const rule = {
+      if (lazy) return new LazyNftRule(i + 1, t.name, c.name, r, lazyCtx, lines);
+      return {
         index: i + 1,
         table: t.name,
         chain: c.name,
@@ -117,18 +121,8 @@ function lowerTable(
         matches: [],
         target: null,
         comment: r.comment ?? null,
+        nft: lowerRuleProgram(r, ctx),
       };
-      if (!lazy) return { ...rule, nft: lowerRuleProgram(r, ctx) };
-      // Lowered on first use (a trace touches a few dozen of 200k rules); its diagnostics arrive then.
-      return Object.defineProperty(rule, 'nft', {
-        enumerable: true,
-        configurable: true,
-        get(this: Rule) {
-          const nft = lowerRuleProgram(r, ctx);
-          Object.defineProperty(this, 'nft', { value: nft, enumerable: true });
-          return nft;
-        },
-      }) as Rule;
     });
     count += rules.length;
     chains.set(c.name, {
