@@ -8,7 +8,7 @@
  */
 import type { Family } from '../net/addr.ts';
 import { formatAddr, parseAddr } from '../net/addr.ts';
-import { hasPorts, protoName } from '../eval/packet.ts';
+import { hasPorts, protoName } from '../net/proto.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import {
   PORT_SPACE,

@@ -8,7 +8,7 @@
 import type { Rule } from '../model.ts';
 import type { Family } from '../net/addr.ts';
 import { ifaceMatches } from '../matches/iface.ts';
-import { hasPorts, protoName } from '../eval/packet.ts';
+import { hasPorts, protoName } from '../net/proto.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { formatAddr } from '../net/addr.ts';
 import type { Ctx } from './contexts.ts';

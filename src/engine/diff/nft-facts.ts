@@ -13,7 +13,7 @@ import type { Rule } from '../model.ts';
 import type { FieldFact, Lookup } from '../nftables/program.ts';
 import type { Scalar } from '../nftables/types.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
-import { hasPorts } from '../eval/packet.ts';
+import { hasPorts } from '../net/proto.ts';
 import { ifaceMatches } from '../matches/iface.ts';
 import type { Box } from './box.ts';
 import { PORT_SPACE, type Span, atoms, contains, intersect } from './space.ts';

@@ -18,7 +18,7 @@ import type { Trace } from '../eval/trace-types.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { ifaceMatches } from '../matches/iface.ts';
 import { parseAddr } from '../net/addr.ts';
-import { hasPorts } from '../eval/packet.ts';
+import { hasPorts } from '../net/proto.ts';
 import { type Box, type ProtoSet, boxExtent, boxInput } from './box.ts';
 import type { ClassEnv, PacketClass } from './classes.ts';
 import { textualDst } from './contexts.ts';

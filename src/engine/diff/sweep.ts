@@ -7,7 +7,7 @@
 import type { Ruleset } from '../model.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { formatAddr } from '../net/addr.ts';
-import { protoName } from '../eval/packet.ts';
+import { protoName } from '../net/proto.ts';
 import type { ClassEnv, PacketClass } from './classes.ts';
 import { ruleFacts } from './facts.ts';
 import { valueAddr } from './space.ts';

@@ -8,7 +8,8 @@ import { type Addr, type Family, parseAddr } from '../net/addr.ts';
 import { parseTcpFlags } from '../matches/tcp.ts';
 import { icmpTypeByName } from '../matches/icmp.ts';
 import { parseU32 } from '../matches/util.ts';
-import { type CtState, type PacketState, hasPorts, protoNumber } from './packet.ts';
+import { hasPorts, protoNumber } from '../net/proto.ts';
+import type { CtState, PacketState } from './packet.ts';
 
 export interface PacketInput {
   readonly protocol: string;

@@ -4,10 +4,6 @@
  */
 import type { Addr, Family } from '../net/addr.ts';
 
-// Protocol numbers live below the parsers and the evaluator (net/proto.ts); the evaluator's readers (and the
-// diff, which may only read the evaluator's value types) keep reaching them here.
-export { PROTO, hasPorts, protoName, protoNumber } from '../net/proto.ts';
-
 export type CtState = 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED';
 
 /** Conntrack's view: the original tuple and the NAT bindings made for this connection so far. */

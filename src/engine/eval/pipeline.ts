@@ -24,7 +24,8 @@ import {
 import { format as formatRational, isZero, mul, toNumber } from '../rational.ts';
 import type { EvalEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
-import { type PacketState, protoName } from './packet.ts';
+import { protoName } from '../net/proto.ts';
+import type { PacketState } from './packet.ts';
 import { type Path, forkPath, newPath } from './path.ts';
 import type { Disposition, PacketView, TraceOutcome } from './trace-types.ts';
 import { type WalkOptions, walkTable } from './walk.ts';
