@@ -24,7 +24,6 @@ import { TraceDecorations } from './vscode/decorations.ts';
 import { DiagramPanel } from './vscode/diagram-panel.ts';
 import { DiagnosticsController, DumpCodeActions } from './vscode/diagnostics-controller.ts';
 import { BehaviourDiffs, DiffStatus, DiffSummaryLens } from './vscode/diff-controller.ts';
-import { DiffHunkAnnotations } from './vscode/diff-annotations.ts';
 import { DiffPanel } from './vscode/diff-panel.ts';
 import { type Analysis, DumpStore } from './vscode/dump-store.ts';
 import { DumpHover } from './vscode/hover-provider.ts';
@@ -143,7 +142,6 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const refreshNode = () => void nodeStatus.update();
   const diffLens = new DiffSummaryLens(diffs);
   const diffStatus = new DiffStatus(diffs);
-  const diffAnnotations = new DiffHunkAnnotations(diffs);
   subs.push(
     store,
     sessions,
@@ -160,7 +158,6 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     diffs,
     diffLens,
     diffStatus,
-    diffAnnotations,
     nodes,
     nodeStatus,
     live,

@@ -2,8 +2,9 @@
  * What each changed hunk of a dump diff does, for the diff editor: the headline (engine diff/headlines.ts)
  * a changed rule or chain causes, placed on that rule's line on its side (a new rule on the right, a
  * removed one on the left), and on a changed chain's declaration line when only its policy changed. A
- * changed chain whose differences change no packet's fate says so. Plain data: the glue draws it as an
- * after-line decoration (CodeLens stays hidden in diff editors unless `diffEditor.codeLens` is on).
+ * changed chain whose differences change no packet's fate says so. Plain data: the glue shows it as a
+ * CodeLens above the line (the extension turns `diffEditor.codeLens` on for dumps); text after the line
+ * would sit past the right edge of a long kube-proxy rule.
  */
 import type { DiffReport } from '../engine/api.ts';
 import { noChangeText } from '../engine/api.ts';
@@ -17,6 +18,8 @@ export interface HunkAnnotation {
   readonly text: string;
   /** Every headline the line takes part in, for the hover: markdown, its text escaped. */
   readonly hover: string;
+  /** The same as plain text (a CodeLens tooltip). */
+  readonly tooltip: string;
 }
 
 /** Characters of an annotation shown after the line; the hover has the rest. */
@@ -67,6 +70,7 @@ export function hunkAnnotations(report: DiffReport): HunkAnnotation[] {
       side: e.side,
       line: e.line,
       text: clip(e.texts.length === 1 ? e.texts[0]! : `${e.texts[0]} (+${e.texts.length - 1} more)`),
+      tooltip: e.texts.map(t => `${t}.`).join('\n'),
       hover: ['**Packet Lens** · what this change does to packets', ...e.texts.map(t => escapeMarkdown(`${t}.`))].join(
         '\n\n',
       ),

@@ -113,11 +113,6 @@ export function lineStart(line: number): vscode.Range {
   return new vscode.Range(line, 0, line, 0);
 }
 
-/** The end of a line of `length` characters, as an empty range (an after-line decoration). */
-export function lineEnd(line: number, length: number): vscode.Range {
-  return new vscode.Range(line, length, line, length);
-}
-
 /** The first `count` lines of a document. */
 export function firstLines(count: number): vscode.Range {
   return new vscode.Range(0, 0, count, 0);

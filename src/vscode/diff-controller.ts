@@ -9,6 +9,7 @@
 import * as vscode from 'vscode';
 import { error, warn } from './notify.ts';
 import type { DiffPanelState, DiffViewModel } from '../shared/protocol.ts';
+import { hunkAnnotations } from '../editor/diff-annotations.ts';
 import { changePacket, diffLensTitle, diffViewModel } from '../editor/diff-view.ts';
 import { DUMP_DIALOG_FILTERS, DUMP_GLOB, NFT_GLOB, isDumpPath, sideLabel } from '../editor/dump-files.ts';
 import { PromiseCache } from '../editor/promise-cache.ts';
@@ -100,6 +101,11 @@ export class BehaviourDiffs implements vscode.Disposable {
   /** The dump diff whose modified side is `uri`. */
   pairFor(uri: vscode.Uri): DumpPair | null {
     return this.dumpPairs().find(p => p.modified.toString() === uri.toString()) ?? null;
+  }
+
+  /** The dump diff whose original side is `uri`. */
+  originalPairFor(uri: vscode.Uri): DumpPair | null {
+    return this.dumpPairs().find(p => p.original.toString() === uri.toString()) ?? null;
   }
 
   /** The active tab, when it is a dump diff. */
@@ -378,7 +384,13 @@ export class DiffSummaryLens implements vscode.CodeLensProvider, vscode.Disposab
 
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
     const pair = this.diffs.pairFor(doc.uri);
-    if (!pair) return [];
+    if (!pair) {
+      // The original side: each changed rule's effect above it (the comparison is the modified side's).
+      const old = this.diffs.originalPairFor(doc.uri);
+      if (!old) return [];
+      const r = await this.diffs.compare(old.original, old.modified);
+      return r.ok && !token.isCancellationRequested ? this.hunkLenses(r.report, 'old', old) : [];
+    }
     const r = await this.diffs.compare(pair.original, pair.modified);
     if (token.isCancellationRequested) return [];
     const title = r.ok
@@ -394,7 +406,23 @@ export class DiffSummaryLens implements vscode.CodeLensProvider, vscode.Disposab
         command: COMMANDS.compareBehaviour,
         arguments: [pair.original, pair.modified],
       }),
+      ...(r.ok ? this.hunkLenses(r.report, 'new', pair) : []),
     ];
+  }
+
+  /** Above each changed rule of one side: the headline it causes (src/editor/diff-annotations.ts); a click opens the report. */
+  private hunkLenses(report: DiffReport, side: 'old' | 'new', pair: DumpPair): vscode.CodeLens[] {
+    return hunkAnnotations(report)
+      .filter(n => n.side === side)
+      .map(
+        n =>
+          new vscode.CodeLens(lineStart(n.line), {
+            title: `$(git-compare) ${n.text}`,
+            tooltip: `${n.tooltip}\nClick for the report.`,
+            command: COMMANDS.compareBehaviour,
+            arguments: [pair.original, pair.modified],
+          }),
+      );
   }
 
   dispose(): void {
