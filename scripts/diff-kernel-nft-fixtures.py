@@ -8,7 +8,9 @@ kernel did to probe packets under the old and the new ruleset (nforacle.py --nft
 Each case folder gets old.nft, new.nft, probes.jsonl and kernel.json: the oracle's answer per probe on each
 side, reduced to the packet's fate (verdict, where it was delivered, the source the receiver saw). Nothing in
 it comes from the TypeScript engine. Probes marked `random` hit a Service whose endpoint numgen picks: only the
-verdict and the source seen count for them.
+verdict and the source seen count for them. Probes with `repeat: N` are sent N times (source ports 41000…,
+each a new connection); their fate lists every endpoint the kernel delivered them to (`delivered`), so a
+Service that lost an endpoint shows it.
 """
 import json
 import os
@@ -82,7 +84,14 @@ FW_PROBES = [
     ext('tcp', '2001:db8:2::10', NODE6, 443), ext('tcp', '2001:db8:2::10', NODE6, 22), ext('tcp', '2001:db8:2::10', NODE6, 8080),
 ]
 
+REPEAT = 40
+RM_PROBES = [dict(ext('tcp', '203.0.113.10', '10.200.1.11', 80), repeat=REPEAT),
+             dict(ext('tcp', '203.0.113.10', '172.18.255.200', 80), repeat=REPEAT),
+             dict(ext('tcp', '203.0.113.10', '10.200.1.12', 80), repeat=REPEAT),
+             dict(ext('tcp', '203.0.113.10', NODE, 30000), repeat=REPEAT)]
+
 CASES = {
+    'kube-rm-endpoint': dict(old=kube('old'), new=kube('rm-endpoint'), probes=RM_PROBES),
     'kube-drop-top': dict(old=kube('old'), new=kube('drop-top'), probes=KUBE_PROBES),
     'kube-vmap-elem': dict(old=kube('old'), new=kube('vmap-elem'), probes=KUBE_PROBES),
     'kube-reorder': dict(old=kube('old'), new=kube('reorder'), probes=KUBE_PROBES),
@@ -108,10 +117,40 @@ def fate(r):
             'rejects': len(r.get('rejects') or []), 'send_error': r.get('send_error')}
 
 
+def expand(probes):
+    """Each probe once, or `repeat` times from source ports 41000… (new connections each)."""
+    out = []
+    for p in probes:
+        base = {k: v for k, v in p.items() if k not in ('random', 'repeat')}
+        if not p.get('repeat'):
+            out.append(base)
+            continue
+        for k in range(p['repeat']):
+            out.append(dict(base, sport=41000 + k))
+    return out
+
+
+def fold(probes, results):
+    """The fate of every probe; a repeated probe's fate is the set of its runs' outcomes."""
+    out, i = [], 0
+    for p in probes:
+        n = p.get('repeat') or 1
+        runs = [fate(r) for r in results[i:i + n]]
+        i += n
+        if n == 1:
+            out.append(runs[0])
+            continue
+        one = lambda k: runs[0][k] if all(r[k] == runs[0][k] for r in runs) else None
+        out.append({'verdict': one('verdict'), 'delivered_to': None, 'src_seen': one('src_seen'),
+                    'delivered': sorted({r['delivered_to'] for r in runs if r['delivered_to']}),
+                    'rejects': sum(r['rejects'] for r in runs), 'send_error': one('send_error')})
+    return out
+
+
 def run(rules, probes, tmp):
     with open(os.path.join(tmp, 'p.jsonl'), 'w') as f:
-        for p in probes:
-            f.write(json.dumps({k: v for k, v in p.items() if k != 'random'}) + '\n')
+        for p in expand(probes):
+            f.write(json.dumps(p) + '\n')
     out = os.path.join(tmp, 'r.json')
     argv = [sys.executable, ORACLE, '--nft', rules, '--node-ip', NODE, '--node-ip6', NODE6, '--probes',
             os.path.join(tmp, 'p.jsonl'), '--out', out]
@@ -142,8 +181,9 @@ def main(argv):
             res = {side: run(os.path.join(d, side + '.nft'), case['probes'], tmp) for side in ('old', 'new')}
         kernel = os.popen('uname -r').read().strip()
         rows = []
+        olds, news = fold(case['probes'], res['old']['results']), fold(case['probes'], res['new']['results'])
         for i, p in enumerate(case['probes']):
-            a, b = fate(res['old']['results'][i]), fate(res['new']['results'][i])
+            a, b = olds[i], news[i]
             if p.get('random'):
                 a['delivered_to'] = b['delivered_to'] = None
             rows.append({'probe': p, 'old': a, 'new': b, 'changed': a != b})

@@ -160,6 +160,13 @@ describe('diff against the kernel (test/fixtures/diff/kernel, kernel-nft)', () =
               [c.new, row.new],
             ] as const) {
               if (k.verdict === 'dropped' || k.verdict === 'rejected') continue;
+              // numgen's endpoints: the DNAT destinations of the class's fates are those the kernel delivered to.
+              if (k.delivered)
+                assert.deepEqual(
+                  [...new Set(fates.map(f => f.dnat))].sort(),
+                  k.delivered,
+                  `${where(row.probe)}: endpoints as the kernel delivered (${c.class.packet})`,
+                );
               assert.ok(
                 fates.every(f => (f.snat !== null || f.masquerade) === translated(k, row.probe)),
                 `${where(row.probe)}: source translated as the kernel did (${k.src_seen})`,
