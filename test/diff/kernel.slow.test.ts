@@ -42,6 +42,8 @@ interface KFate {
   verdict: string;
   delivered_to: string | null;
   src_seen: string | null;
+  /** A probe sent many times (`repeat`): every endpoint the kernel delivered it to. */
+  delivered?: string[];
 }
 interface Row {
   probe: Probe;
