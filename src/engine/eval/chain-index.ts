@@ -6,7 +6,7 @@
  * the evaluator falls back to the plain walk whenever it records why each rule missed.
  */
 import type { Chain, Rule } from '../model.ts';
-import type { PacketState } from './packet.ts';
+import type { PacketState } from '../net/packet.ts';
 
 const MIN_RULES = 48;
 

@@ -18,7 +18,7 @@
  */
 import type { Addr } from '../net/addr.ts';
 import type { Rational } from '../rational.ts';
-import type { PacketState } from './packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import type { TraceAssumption } from './trace-types.ts';
 
 export type InterceptAction =

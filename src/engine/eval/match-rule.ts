@@ -6,9 +6,9 @@ import { formatAddr, formatNet, netContains } from '../net/addr.ts';
 import { ifaceMatches } from '../matches/iface.ts';
 import type { MatchResult } from '../matches/types.ts';
 import type { Rule } from '../model.ts';
-import type { EvalEnv } from './env.ts';
+import type { EvalEnv } from '../matches/env.ts';
 import { protoName } from '../net/proto.ts';
-import type { PacketState } from './packet.ts';
+import type { PacketState } from '../net/packet.ts';
 
 /** Returns null when the header checks pass, else the first failing criterion (or '' when not explaining). */
 export function headerMiss(rule: Rule, pkt: PacketState, explain: boolean): string | null {

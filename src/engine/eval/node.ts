@@ -16,6 +16,7 @@ import {
   parseAddr,
   parseNet,
 } from '../net/addr.ts';
+import type { AddrType, NodeView } from '../matches/env.ts';
 import type { NodeContext } from '../nodectx/types.ts';
 import { type RouteQuery, type RouteResult, Routing } from './routing.ts';
 import { contextSysctls, inetSelectAddr, ipv6SelectAddr, type NodeSysctls } from './node-context.ts';
@@ -76,9 +77,7 @@ interface Iface {
   readonly addrs: { addr: Addr; net: Net }[];
 }
 
-export type AddrType = 'LOCAL' | 'UNICAST' | 'BROADCAST' | 'MULTICAST' | 'UNSPEC';
-
-export class NodeModel {
+export class NodeModel implements NodeView {
   readonly uplink: string;
   readonly routeLocalnet: boolean;
   readonly ipForward: boolean;

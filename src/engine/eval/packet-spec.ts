@@ -9,7 +9,7 @@ import { parseTcpFlags } from '../matches/tcp.ts';
 import { icmpTypeByName } from '../matches/icmp.ts';
 import { parseU32 } from '../matches/util.ts';
 import { hasPorts, protoNumber } from '../net/proto.ts';
-import type { CtState, PacketState } from './packet.ts';
+import type { CtState, PacketState } from '../net/packet.ts';
 
 export interface PacketInput {
   readonly protocol: string;

@@ -3,7 +3,7 @@
  * recorded. Paths fork at branch points (statistic, undecidable matches); a fork copies the record.
  */
 import { type Rational, ONE } from '../rational.ts';
-import { type PacketState, clonePacket } from './packet.ts';
+import { type PacketState, clonePacket } from '../net/packet.ts';
 import type { TraceAssumption, TraceEvent, TraceMiss, TraceStep } from './trace-types.ts';
 
 export interface Path {

@@ -22,10 +22,10 @@ import {
   chainType,
 } from '../model.ts';
 import { format as formatRational, isZero, mul, toNumber } from '../rational.ts';
-import type { EvalEnv } from './env.ts';
+import type { TraceEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
 import { protoName } from '../net/proto.ts';
-import type { PacketState } from './packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { type Path, forkPath, newPath } from './path.ts';
 import type { Disposition, PacketView, TraceOutcome } from './trace-types.ts';
 import { type WalkOptions, walkTable } from './walk.ts';
@@ -52,7 +52,7 @@ type Stage =
   | { readonly kind: 'interceptor'; readonly interceptor: HookInterceptor; readonly priority: number };
 
 /** The hook's entries in priority order, with the interceptors registered on it slotted in by priority. */
-function stagesOf(rs: Ruleset, hook: HookName, family: Family, env: EvalEnv): Stage[] {
+function stagesOf(rs: Ruleset, hook: HookName, family: Family, env: TraceEnv): Stage[] {
   const stages: Stage[] = [];
   const nat: HookChain[] = [];
   for (const hc of baseChainsForHook(rs, hook, family)) {
@@ -116,7 +116,7 @@ function runHook(
   rs: Ruleset,
   hook: HookName,
   path: Path,
-  env: EvalEnv,
+  env: TraceEnv,
   opts: WalkOptions,
   next: Continue,
   afterTable?: AfterTable,
@@ -198,7 +198,7 @@ function intercept(
   rs: Ruleset,
   icpt: HookInterceptor,
   live: Path[],
-  env: EvalEnv,
+  env: TraceEnv,
   opts: WalkOptions,
   endings: Ending[],
 ): Path[] {
@@ -245,7 +245,7 @@ function intercept(
  * transmitter sends it (`ip_vs_nat_send_or_cont`: `NF_HOOK(pf, NF_INET_LOCAL_OUT, net, NULL, skb, NULL,
  * skb_dst(skb)->dev, dst_output)`): no input interface, the route to the new destination.
  */
-function resend(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions, disposition: Disposition): Ending[] {
+function resend(rs: Ruleset, path: Path, env: TraceEnv, opts: WalkOptions, disposition: Disposition): Ending[] {
   const pkt = path.pkt;
   pkt.inIface = null;
   pkt.outIface = env.node.routeOut(pkt.dst);
@@ -262,7 +262,7 @@ function resend(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions, dispos
 }
 
 /** After POSTROUTING: out of the interface, or back in through `lo` when the destination is the node's. */
-function leave(rs: Ruleset, q: Path, env: EvalEnv, opts: WalkOptions, disposition: Disposition): Ending[] {
+function leave(rs: Ruleset, q: Path, env: TraceEnv, opts: WalkOptions, disposition: Disposition): Ending[] {
   q.pkt.ct.status.add('CONFIRMED');
   if (q.pkt.outIface !== 'lo') return [{ path: q, disposition, reason: null, rejectWith: null }];
   // Sent to the node itself: the packet comes back in through lo.
@@ -288,7 +288,7 @@ function drop(path: Path, reason: string): Ending[] {
 }
 
 /** The input routing decision (`ip_route_input_slow`): martians, local delivery, forwarding. */
-function routeInput(rs: Ruleset, path: Path, env: EvalEnv, opts: WalkOptions): Ending[] {
+function routeInput(rs: Ruleset, path: Path, env: TraceEnv, opts: WalkOptions): Ending[] {
   const pkt = path.pkt;
   const node = env.node;
   const onLo = pkt.inIface === 'lo';
@@ -356,7 +356,7 @@ export function traceArriving(
   rs: Ruleset,
   pkt: PacketState,
   inIface: string,
-  env: EvalEnv,
+  env: TraceEnv,
   opts: WalkOptions,
 ): Ending[] {
   pkt.inIface = inIface;
@@ -369,13 +369,13 @@ export function traceArriving(
  * `__mkroute_output`: a 127.0.0.0/8 source may only leave by loopback unless route_localnet is set; the
  * route lookup fails (EINVAL) and the packet is dropped.
  */
-function loopbackSourceRefused(pkt: PacketState, out: string, env: EvalEnv): string | null {
+function loopbackSourceRefused(pkt: PacketState, out: string, env: TraceEnv): string | null {
   if (pkt.family !== 4 || !isLoopback(pkt.src) || out === 'lo' || env.node.routeLocalnet) return null;
   return `no route: source ${env.node.show(pkt.src)} cannot leave by ${out} (127.0.0.0/8 stays on lo unless route_localnet=1; EINVAL)`;
 }
 
 /** Traces a packet a process on the node sends. */
-export function traceLocal(rs: Ruleset, pkt: PacketState, env: EvalEnv, opts: WalkOptions): Ending[] {
+export function traceLocal(rs: Ruleset, pkt: PacketState, env: TraceEnv, opts: WalkOptions): Ending[] {
   pkt.inIface = null;
   pkt.outIface = env.node.routeOut(pkt.dst, pkt);
   const path = newPath(pkt);

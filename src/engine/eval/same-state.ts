@@ -4,7 +4,7 @@
  * reads (budget.ts `liveMarks`), which cannot change what any later rule does.
  */
 import type { LiveMarks } from './budget.ts';
-import type { PacketState } from './packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import type { Path } from './path.ts';
 
 function same(a: unknown, b: unknown): boolean {

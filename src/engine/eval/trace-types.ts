@@ -4,7 +4,7 @@
  * rename them: `packetlens trace --json` is a public contract (README, "CLI").
  */
 import type { HookName } from '../hooks.ts';
-import type { CtState } from './packet.ts';
+import type { CtState } from '../net/packet.ts';
 
 export type Disposition = 'local' | 'forwarded' | 'output' | 'dropped' | 'rejected' | 'unknown';
 

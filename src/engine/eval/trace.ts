@@ -6,7 +6,7 @@
 import type { Ruleset } from '../model.ts';
 import { type IpsetStore } from '../ipset/store.ts';
 import { type Rational, add, format as formatRational, rational, toNumber } from '../rational.ts';
-import type { EvalEnv } from './env.ts';
+import type { TraceEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
 import { type NodeConfig, NodeModel } from './node.ts';
 import { clusterNodeHints, inferNodeAddresses, nodePortHint } from './node-inference.ts';
@@ -245,7 +245,7 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
     a => node.isLocal(a),
   );
   if (!built.ok) return built;
-  const env: EvalEnv = {
+  const env: TraceEnv = {
     node,
     ipsets: options.ipsets ?? null,
     recent: new Set(options.recent ?? []),

@@ -15,12 +15,12 @@ import type { HookName } from '../hooks.ts';
 import type { Chain, Rule, Table } from '../model.ts';
 import { add, complement, format as formatRational, isZero, mul, toNumber, type Rational } from '../rational.ts';
 import { type LiveMarks, type TraceLimits, addRemainder } from './budget.ts';
-import type { EvalEnv } from './env.ts';
+import type { TraceEnv } from './env.ts';
 import { headerMiss, testMatch, whyMatch } from './match-rule.ts';
 import { type Path, forkPath } from './path.ts';
 import { sameState } from './same-state.ts';
 import { type Frame, type Item, type Via, Queue, cloneStack, newFrame, nextRule, samePoint } from './walk-stack.ts';
-import { type NftBranch, execNft } from '../nftables/exec.ts';
+import { type NftBranch, execNft } from './nft-exec.ts';
 import type { TraceAssumption, TraceEvent, TraceStep } from './trace-types.ts';
 
 export type TableVerdict =
@@ -78,7 +78,7 @@ class TableWalk {
     private readonly table: Table,
     private readonly base: Chain,
     private readonly hook: HookName,
-    private readonly env: EvalEnv,
+    private readonly env: TraceEnv,
     private readonly opts: WalkOptions,
   ) {}
 
@@ -343,7 +343,7 @@ class TableWalk {
   }
 
   /**
-   * An nftables rule: its statements run in nftables/exec.ts, which forks the path at numgen branches and
+   * An nftables rule: its statements run in nft-exec.ts, which forks the path at numgen branches and
    * undecidable matches; forked outcomes are applied to a copy of the stack and wait in the queue.
    */
   private nft(item: Item, frame: Frame, rule: Rule): Flow {
@@ -467,7 +467,7 @@ export function walkTable(
   base: Chain,
   hook: HookName,
   start: Path,
-  env: EvalEnv,
+  env: TraceEnv,
   opts: WalkOptions,
 ): TableResult[] {
   env.hook = hook;

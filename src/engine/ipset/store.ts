@@ -5,7 +5,7 @@
  */
 import { type Diagnostic, lineRange } from '../diagnostics.ts';
 import { type Addr, type Net, netContains, parseAddrRange, parseNet } from '../net/addr.ts';
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { protoNumber } from '../net/proto.ts';
 
 type Dim = 'ip' | 'net' | 'port' | 'iface' | 'mac' | 'set' | 'mark';

@@ -13,7 +13,7 @@
  *  - A packet that is not new belongs to an IPVS connection entry the files do not show: unknown.
  */
 import type { HookInterceptor, InterceptBranch, InterceptResult } from '../eval/intercept.ts';
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import type { TraceAssumption } from '../eval/trace-types.ts';
 import { formatAddr, parseAddr } from '../net/addr.ts';
 import { ONE } from '../rational.ts';

@@ -6,8 +6,8 @@
 import { formatAddr } from '../net/addr.ts';
 import { defineMatch } from './types.ts';
 import { firstArg } from './util.ts';
-import type { PacketState } from '../eval/packet.ts';
-import type { EvalEnv } from '../eval/env.ts';
+import type { PacketState } from '../net/packet.ts';
+import type { EvalEnv } from './env.ts';
 import { jointAtom } from './knowledge.ts';
 
 const TYPES = [

@@ -5,7 +5,7 @@
  * nat PREROUTING, not in mangle PREROUTING before it).
  */
 import { type Net, addrEquals, formatAddr, formatNet, netContains, parseNet } from '../net/addr.ts';
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { protoName, protoNumber } from '../net/proto.ts';
 import type { CompileContext, ParsedOption } from './types.ts';
 import { defineMatch, unknown } from './types.ts';

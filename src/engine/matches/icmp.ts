@@ -3,7 +3,7 @@
  * icmp6_match): a type, `type/code`, a name from iptables' table (`libipt_icmp.c`, `libip6t_icmp6.c`) or
  * `any`. The kernel compares `type == t && min_code <= code <= max_code`, inverted by `!`.
  */
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import type { CompileContext, MatchModule, ParsedOption } from './types.ts';
 import { defineMatch, unknown } from './types.ts';
 import { firstArg, not } from './util.ts';

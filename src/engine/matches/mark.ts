@@ -2,7 +2,7 @@
  * `-m mark --mark value[/mask]` (`xt_mark.c`: `((skb->mark & mask) == mark) ^ invert`) and `-m connmark`
  * (`xt_connmark.c`, the same test on the connection's mark).
  */
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { optionAtoms } from './knowledge.ts';
 import { defineMatch } from './types.ts';
 import { firstArg, formatMarkMask, hex, not, parseMarkMask } from './util.ts';

@@ -3,7 +3,7 @@
  * cross a bridge, every non-inverted port or "is-*" test fails and inverted ones pass, as the kernel's
  * "no nf_bridge info" branch does.
  */
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { defineMatch } from './types.ts';
 import { ifaceMatches } from './iface.ts';
 import { jointAtom } from './knowledge.ts';

@@ -4,8 +4,8 @@
  */
 import { defineMatch } from './types.ts';
 import { firstArg } from './util.ts';
-import type { PacketState } from '../eval/packet.ts';
-import type { EvalEnv } from '../eval/env.ts';
+import type { PacketState } from '../net/packet.ts';
+import type { EvalEnv } from './env.ts';
 import { optionAtoms } from './knowledge.ts';
 
 function typeOf(pkt: PacketState, env: EvalEnv): string {

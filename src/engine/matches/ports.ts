@@ -2,7 +2,7 @@
  * The port matches shared by tcp, udp and sctp (`xt_tcpudp.c`, `xt_sctp.c`): `--sport`/`--dport` with
  * ranges and `!`. A non-matching protocol never matches (the kernel only runs these for their protocol).
  */
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { protoName } from '../net/proto.ts';
 import type { CompileContext, ParsedOption } from './types.ts';
 import { type MatchFacts, type Neg, portList } from './knowledge.ts';

@@ -4,8 +4,8 @@
  * packets arriving on loopback always pass.
  */
 import { defineMatch } from './types.ts';
-import type { PacketState } from '../eval/packet.ts';
-import type { EvalEnv } from '../eval/env.ts';
+import type { PacketState } from '../net/packet.ts';
+import type { EvalEnv } from './env.ts';
 import { formatAddr } from '../net/addr.ts';
 import { jointAtom } from './knowledge.ts';
 

@@ -6,8 +6,8 @@
 import type { Range } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
 import type { Rational } from '../rational.ts';
-import type { PacketState } from '../eval/packet.ts';
-import type { EvalEnv } from '../eval/env.ts';
+import type { PacketState } from '../net/packet.ts';
+import type { EvalEnv } from './env.ts';
 import type { DiffFactsHook } from './knowledge.ts';
 
 export interface OptionSpec {

@@ -3,11 +3,11 @@
  * rule's expressions (`nft_do_chain` in net/netfilter/nf_tables_core.c): an expression that does not hold
  * ends the rule (NFT_BREAK), a verdict ends it with that verdict, everything else changes the packet and
  * goes on. An operation may have several outcomes (numgen's N values, an undecidable match), each with its
- * exact probability or the assumption it rests on; the executor (exec.ts) forks the path on them.
+ * exact probability or the assumption it rests on; the executor (eval/nft-exec.ts) forks the path on them.
  */
 import type { Diagnostic, Range } from '../diagnostics.ts';
-import type { EvalEnv } from '../eval/env.ts';
-import type { PacketState } from '../eval/packet.ts';
+import type { EvalEnv } from '../matches/env.ts';
+import type { PacketState } from '../net/packet.ts';
 import type { Rational } from '../rational.ts';
 import type { NfFamily } from '../model.ts';
 import type { DataType, Scalar } from './types.ts';

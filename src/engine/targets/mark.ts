@@ -5,7 +5,7 @@
  * (v, v|m); `--or-mark v` → (v, v); `--and-mark v` → (0, ~v); `--xor-mark v` → (v, 0). iptables-save then
  * prints every form as `--set-xmark`.
  */
-import type { PacketState } from '../eval/packet.ts';
+import type { PacketState } from '../net/packet.ts';
 import { hex, parseMarkMask, parseU32 } from '../matches/util.ts';
 import type { ParsedOption, CompileContext } from '../matches/types.ts';
 import { CONTINUE, defineTarget } from './types.ts';

@@ -4,8 +4,8 @@
  * packets of the connection are translated by conntrack without walking the table.
  */
 import { type Addr, type Net, formatAddr, parseAddr, parseNet } from '../net/addr.ts';
-import type { EvalEnv } from '../eval/env.ts';
-import type { PacketState } from '../eval/packet.ts';
+import type { EvalEnv } from '../matches/env.ts';
+import type { PacketState } from '../net/packet.ts';
 import { hasPorts } from '../net/proto.ts';
 import type { CompileContext, ParsedOption } from '../matches/types.ts';
 import { ACCEPT, defineTarget } from './types.ts';

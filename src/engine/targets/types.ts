@@ -2,8 +2,8 @@
  * The contract for one target module (one file per target family, like the kernel's xt_*.c). `apply`
  * changes the path's packet in place (marks, NAT bindings) and says how traversal goes on.
  */
-import type { EvalEnv } from '../eval/env.ts';
-import type { PacketState } from '../eval/packet.ts';
+import type { EvalEnv } from '../matches/env.ts';
+import type { PacketState } from '../net/packet.ts';
 import type { CompileContext, OptionSpec, ParsedOption } from '../matches/types.ts';
 import type { HookName } from '../hooks.ts';
 import type { Write } from '../matches/knowledge.ts';

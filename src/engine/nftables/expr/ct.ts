@@ -5,7 +5,7 @@
  */
 import type { NftCt } from '../ast.ts';
 import { packetStates } from '../../matches/conntrack.ts';
-import type { PacketState } from '../../eval/packet.ts';
+import type { PacketState } from '../../net/packet.ts';
 import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 import { CT_DIR, CT_STATE, CT_STATUS, type DataType, IPV4, IPV6, MARK, PROTO, SERVICE } from '../types.ts';
 

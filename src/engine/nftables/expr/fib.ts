@@ -5,8 +5,8 @@
  * `type local` to addresses on the input interface (`nft_fib4_eval_type` with NFTA_FIB_F_IIF).
  */
 import type { NftFib } from '../ast.ts';
-import type { EvalEnv } from '../../eval/env.ts';
-import type { PacketState } from '../../eval/packet.ts';
+import type { EvalEnv } from '../../matches/env.ts';
+import type { PacketState } from '../../net/packet.ts';
 import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
 import { type DataType, FIB_ADDRTYPE } from '../types.ts';
 

@@ -4,8 +4,8 @@
  * (`nft_meta_store_ifname`).
  */
 import type { NftMeta } from '../ast.ts';
-import type { EvalEnv } from '../../eval/env.ts';
-import type { PacketState } from '../../eval/packet.ts';
+import type { EvalEnv } from '../../matches/env.ts';
+import type { PacketState } from '../../net/packet.ts';
 import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 import { type DataType, ETHERTYPE, GID, IFNAME, INTEGER, MARK, NFPROTO, PKTTYPE, PROTO, UID } from '../types.ts';
 

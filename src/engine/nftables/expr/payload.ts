@@ -4,7 +4,7 @@
  * the rule not match a packet without that header, src/payload.c `payload_gen_dependency`).
  */
 import type { NftPayload } from '../ast.ts';
-import type { PacketState } from '../../eval/packet.ts';
+import type { PacketState } from '../../net/packet.ts';
 import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
 import {
   type DataType,

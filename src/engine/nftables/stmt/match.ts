@@ -7,7 +7,7 @@
  * what the caller states (EvalEnv.recent, by set name), like `-m recent`: by default no live element.
  */
 import type { NftMatch } from '../ast.ts';
-import type { EvalEnv } from '../../eval/env.ts';
+import type { EvalEnv } from '../../matches/env.ts';
 import { complement, isZero, add, ZERO } from '../../rational.ts';
 import { lowerExpr } from '../expr/index.ts';
 import type { Alt, ExprOut, LExpr, Lookup, LowerCtx, Op, SetElem } from '../program.ts';

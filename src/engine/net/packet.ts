@@ -2,7 +2,7 @@
  * The packet as the evaluator sees it at one point of its path. It is a plain mutable record that is copied
  * at every branch point (statistic, unknown), so each path owns its own state.
  */
-import type { Addr, Family } from '../net/addr.ts';
+import type { Addr, Family } from './addr.ts';
 
 export type CtState = 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED';
 

@@ -5,11 +5,11 @@
  * path; each fork carries its exact probability or the assumption it made, like the iptables walker's
  * `-m statistic` and unknown matches.
  */
-import type { EvalEnv } from '../eval/env.ts';
-import { type Path, forkPath } from '../eval/path.ts';
+import type { EvalEnv } from '../matches/env.ts';
+import { type Path, forkPath } from './path.ts';
 import type { Rule } from '../model.ts';
 import { format as formatRational, mul } from '../rational.ts';
-import type { NftProgram, Verdict } from './program.ts';
+import type { NftProgram, Verdict } from '../nftables/program.ts';
 
 export interface NftBranch {
   readonly path: Path;
