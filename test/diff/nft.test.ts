@@ -25,7 +25,7 @@ const WORKER: NodeConfig = { addresses: ['172.18.0.4'] };
 
 function read(text: string, file: string): Ruleset {
   const p = parseRuleset(text, { file });
-  assert.equal(p.format === 'iptables-save', false, `${file} reads as nftables`);
+  assert.equal(p.format === 'iptables-save', file.endsWith('.rules'), `${file} reads as its format`);
   assert.deepEqual(
     p.diagnostics.filter(d => d.severity === 'error'),
     [],
@@ -231,5 +231,42 @@ describe('diff of an inet host firewall with named sets', () => {
     assert.equal(r.verdict, 'changed');
     assert.ok(r.changes.every(c => /^198\.51\.100\.|^203\.0\.113\.(128|1\d\d|2\d\d)/.test(c.class.extent.src)));
     bruteForce(old, next, r, firewallGrid(), node);
+  });
+});
+
+describe('diff of an iptables-save dump against an nftables ruleset (a migration)', () => {
+  const node: NodeConfig = { addresses: ['192.0.2.1'] };
+  const ipt = read(
+    '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -s 198.51.100.0/24 -p tcp -m tcp --dport 22 -j DROP\nCOMMIT\n',
+    'old.rules',
+  );
+  const nft = (net: string) =>
+    read(
+      `table ip filter {\n chain INPUT {\n  type filter hook input priority 0; policy accept;\n  ip saddr ${net} tcp dport 22 drop\n }\n}\n`,
+      'new.nft',
+    );
+  const grid: PacketInput[] = ['198.51.100.7', '198.51.100.200', '203.0.113.10'].flatMap(src =>
+    [22, 80].map(dport => ({
+      protocol: 'tcp' as const,
+      src,
+      sport: 40000,
+      dst: '192.0.2.1',
+      dport,
+      from: 'outside' as const,
+    })),
+  );
+
+  it('the same rule written for nft: identical, proven', () => {
+    const r = diff(ipt, nft('198.51.100.0/24'), node);
+    assert.equal(r.verdict, 'identical', r.approximations.join('; '));
+  });
+
+  it('the nft rule narrowed to a /25: the upper half of the range is now accepted', () => {
+    const next = nft('198.51.100.0/25');
+    const r = diff(ipt, next, node);
+    assert.equal(r.verdict, 'changed');
+    assert.equal(r.proven, true, r.approximations.join('; '));
+    for (const c of r.changes) assert.equal(c.class.extent.src, '198.51.100.128/25');
+    bruteForce(ipt, next, r, grid, node);
   });
 });
