@@ -6,8 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDiffMarkdown, formatDiffText, parseAddr, parseNet } from '../../src/engine/api.ts';
-import { diffFixture } from './helpers.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  diffRulesets,
+  formatDiffMarkdown,
+  formatDiffText,
+  parseAddr,
+  parseIptables,
+  parseNet,
+  parseRuleset,
+} from '../../src/engine/api.ts';
+import { ROOT } from '../helpers/fixtures.ts';
+import { DIFF_FIXTURES, NODE, diffFixture, readPair } from './helpers.ts';
 
 const texts = (name: string) => diffFixture(name).headlines.map(h => h.text);
 
@@ -50,7 +61,46 @@ describe('diff headlines', () => {
   it('a new DROP at the head of filter INPUT says what it drops', () => {
     assert.deepEqual(
       texts('kernel/input-first-added').map(t => t.replace(/, and \d+ more packet classes alike$/, '')),
-      ['a new DROP rule in filter INPUT (line 18) now drops tcp from 198.51.100.0/24 to 172.18.0.4:22 (was local)'],
+      // The classes share the rule's source range and port; their local destinations differ (the node's
+      // address, loopback, broadcast…), so the sentence names the port only.
+      [
+        'a new DROP rule in filter INPUT (line 18) now drops tcp from 198.51.100.0/24 to port 22 (was delivered locally)',
+      ],
+    );
+  });
+
+  it('a field the rule never reads is not named after the first class (no source range from nowhere)', () => {
+    // The same DROP without `-s`: the classes' source ranges differ and none of them is the rule's.
+    const [old] = readPair('kernel/input-first-added');
+    const text = readFileSync(join(DIFF_FIXTURES, 'kernel/input-first-added', 'new.rules'), 'utf8');
+    const noSource = parseIptables(text.replace('-A INPUT -s 198.51.100.0/24 -p tcp', '-A INPUT -p tcp'), {
+      file: 'new.rules',
+    });
+    const r = diffRulesets(old, noSource, { node: NODE });
+    assert.ok(r.ok);
+    assert.deepEqual(
+      r.report.headlines.map(h => h.text.replace(/, and \d+ more packet classes alike$/, '')),
+      ['a new DROP rule in filter INPUT (line 18) now drops tcp to port 22 (was delivered locally)'],
+    );
+  });
+
+  it('an nft rule has no iptables target: "a new rule", never "a new rule rule"', () => {
+    const before = readFileSync(join(ROOT, 'examples', 'nftables', 'kube-proxy.nft'), 'utf8');
+    const head = 'type filter hook input priority filter; policy accept;\n';
+    assert.ok(before.includes(head));
+    const after = before.replace(head, `${head}\t\ttcp dport 22 drop\n`);
+    const r = diffRulesets(
+      parseRuleset(before, { file: 'a.nft' }).ruleset,
+      parseRuleset(after, { file: 'b.nft' }).ruleset,
+      {
+        node: NODE,
+      },
+    );
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    const [first] = r.report.headlines.map(h => h.text);
+    assert.match(
+      first!,
+      /^a new rule in \S+ filter-input \(line \d+\) now drops tcp to port 22 \(was delivered locally\)/,
     );
   });
 

@@ -13,6 +13,7 @@ import { ruleAt } from './compare.ts';
 import { targetName } from './graph.ts';
 import type {
   ChainChange,
+  ClassExtent,
   ClassChange,
   DiffFate,
   DiffGroup,
@@ -75,9 +76,21 @@ function origin(cs: readonly ClassChange[]): string {
   return srcs.size === 1 && src !== 'any' ? `from ${src}` : 'from outside the node';
 }
 
-/** One class's packets in a few words: `tcp from 198.51.100.0/24 to node(eth0):22`. */
-function packetWords(c: ClassChange): string {
-  const e = c.class.extent;
+/**
+ * What a group of alike classes share, field by field: a field the classes disagree on is left out (`any`),
+ * so a rule that never looks at the source does not read as if it were about the first class's source range.
+ */
+function sharedExtent(cs: readonly ClassChange[]): ClassExtent {
+  const first = cs[0]!.class.extent;
+  const same = <K extends 'src' | 'dst' | 'dport' | 'protocol'>(k: K) =>
+    cs.every(c => c.class.extent[k] === first[k]) ? first[k] : 'any';
+  const from = cs.every(c => c.class.extent.from === first.from) ? first.from : 'outside';
+  return { ...first, src: same('src'), dst: same('dst'), dport: same('dport'), protocol: same('protocol'), from };
+}
+
+/** Packets in a few words: `tcp from 198.51.100.0/24 to node(eth0):22`. */
+function packetWords(cs: readonly ClassChange[]): string {
+  const e = sharedExtent(cs);
   const proto = e.protocol.startsWith('any but ') ? `packets other than ${e.protocol.slice(8)}` : e.protocol;
   const parts: string[] = [e.protocol === 'any' ? 'packets' : proto];
   if (e.src !== 'any') parts.push(`from ${e.src}`);
@@ -90,11 +103,7 @@ function packetWords(c: ClassChange): string {
 }
 
 function classesWords(cs: readonly ClassChange[]): string {
-  const first = cs[0];
-  if (!first) return '';
-  return cs.length === 1
-    ? packetWords(first)
-    : `${packetWords(first)} and ${plural(cs.length - 1, 'more packet class', 'more packet classes')}`;
+  return cs.length ? packetWords(cs) : '';
 }
 
 const VERB: Record<string, string> = {
@@ -113,21 +122,32 @@ function mainDisposition(fates: readonly DiffFate[]): string {
   return [...by].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'unknown';
 }
 
-/** What happens to a class's packets now, in a verb phrase, with the old fate in brackets. */
-function effect(c: ClassChange): string {
+/** The old fate in the brackets of a headline: `(was delivered locally)`. */
+const WAS: Record<string, string> = {
+  local: 'delivered locally',
+  output: 'sent out',
+};
+
+/**
+ * What happens to a group of alike classes' packets now (read off the first; the packets named are what the
+ * group shares), in a verb phrase, with the old fate in brackets.
+ */
+function effect(group: readonly ClassChange[]): string {
+  const c = group[0]!;
   const [oldD, newD] = [deliveredShare(c.old), deliveredShare(c.new)];
   const was = mainDisposition(c.old);
   if (newD < oldD - 1e-12 || oldD < newD - 1e-12 || c.aspects.includes('disposition')) {
     const now = mainDisposition(c.new);
     const part = newD > 1e-12 && newD < 1 - 1e-12 && !DELIVERED.has(now) ? `${formatPercent(1 - newD)} of ` : '';
-    return `now ${VERB[now] ?? now} ${part}${classesWords([c])}${now !== was ? ` (was ${was})` : ''}`;
+    return `now ${VERB[now] ?? now} ${part}${classesWords(group)}${now !== was ? ` (was ${WAS[was] ?? was})` : ''}`;
   }
   const [o, n] = [endpoints(c.old), endpoints(c.new)];
-  if (c.aspects.includes('dnat')) return `now sends ${classesWords([c])} to ${splitWords(n)} (was ${splitWords(o)})`;
+  if (c.aspects.includes('dnat')) return `now sends ${classesWords(group)} to ${splitWords(n)} (was ${splitWords(o)})`;
   const [om, nm] = [share(c.old, f => f.masquerade), share(c.new, f => f.masquerade)];
-  if (om !== nm) return nm > om ? `now masquerades ${classesWords([c])}` : `no longer masquerades ${classesWords([c])}`;
-  if (c.aspects.includes('snat')) return `now changes the source NAT of ${classesWords([c])}`;
-  return `changes how ${classesWords([c])} fare (${c.aspects.join(', ')})`;
+  if (om !== nm)
+    return nm > om ? `now masquerades ${classesWords(group)}` : `no longer masquerades ${classesWords(group)}`;
+  if (c.aspects.includes('snat')) return `now changes the source NAT of ${classesWords(group)}`;
+  return `changes how ${classesWords(group)} fare (${c.aspects.join(', ')})`;
 }
 
 /** `10.10.4.12:80` alone, or `10.10.1.11:80 50%, 10.10.4.12:80 50%`. */
@@ -340,10 +360,12 @@ function ruleChange(cs: readonly ClassChange[], rs: readonly [Ruleset, Ruleset])
   const where = (r: DiffRuleRef) => `${r.table} ${r.chain}`;
   const addedT = [...new Set(added.map(x => x.t))];
   const removedT = [...new Set(removed.map(x => x.t))];
+  // A rule without an iptables target (an nft rule) is just "a new rule".
+  const kinds = (ts: string[]) => (ts.every(t => t === 'rule') ? '' : `${listWords(ts)} `);
   if (added.length && !removed.length)
-    return `a new ${listWords(addedT)} rule in ${where(added[0]!.r)} (line ${added[0]!.r.line})`;
+    return `a new ${kinds(addedT)}rule in ${where(added[0]!.r)} (line ${added[0]!.r.line})`;
   if (removed.length && !added.length)
-    return `removing the ${listWords(removedT)} rule from ${where(removed[0]!.r)} (old line ${removed[0]!.r.line})`;
+    return `removing the ${kinds(removedT)}rule from ${where(removed[0]!.r)} (old line ${removed[0]!.r.line})`;
   if (added.length) return `the changed ${where(added[0]!.r)} rule (line ${added[0]!.r.line})`;
   return null;
 }
@@ -370,7 +392,7 @@ function chainHeadlines(report: Report, g: DiffGroup, rs: readonly [Ruleset, Rul
     const more =
       list.length > 1 ? `, and ${plural(list.length - 1, 'more packet class', 'more packet classes')} alike` : '';
     const kind = policy && !rules ? 'policy' : 'rules';
-    return headline(kind, `${table} ${chain}`, `${cause} ${effect(list[0]!.c)}${more}`, list);
+    return headline(kind, `${table} ${chain}`, `${cause} ${effect(list.map(x => x.c))}${more}`, list);
   });
 }
 
