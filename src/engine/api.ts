@@ -4,17 +4,8 @@
  * in a browser (the web extension).
  */
 export type { Diagnostic, DiagnosticCode, Position, Range, Severity } from './diagnostics.ts';
-export type {
-  BaseChainInfo,
-  Chain,
-  HookChain,
-  HookName,
-  NfFamily,
-  Rule,
-  Ruleset,
-  Table,
-  TargetInstance,
-} from './model.ts';
+export type { BaseChainInfo, Chain, HookChain, HookName, Rule, Ruleset, Table, TargetInstance } from './model.ts';
+export type { NfFamily } from './hooks.ts';
 export { HOOKS, NAT_CORE_PRIORITY, TABLE_HOOKS, baseChainsForHook, chainType, familySees } from './model.ts';
 export { clip, formatDiagnostic } from './diagnostics.ts';
 export { parseIptables, DEFAULT_MAX_BYTES, looksBinary, type ParseOptions } from './iptables/parse.ts';

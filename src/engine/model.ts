@@ -7,9 +7,9 @@ import type { Diagnostic, Range } from './diagnostics.ts';
 import type { Family, Net } from './net/addr.ts';
 import type { MatchModule, ParsedOption } from './matches/types.ts';
 import type { TargetModule } from './targets/types.ts';
-import type { NftNamedSet, NftProgram } from './nftables/program.ts';
+import type { NftNamedSet, NftProgram } from './nft-program/program.ts';
 
-import type { HookName } from './hooks.ts';
+import type { HookName, NfFamily } from './hooks.ts';
 
 // The hook names are the model's vocabulary too; they live in the leaf hooks.ts (no import circle).
 export { type HookName, HOOKS } from './hooks.ts';
@@ -99,15 +99,9 @@ export interface Rule {
   target: TargetInstance | null;
   /** The first `-m comment --comment` text, which kube-proxy uses to name Services. */
   readonly comment: string | null;
-  /** nftables rules: the lowered statements (nftables/program.ts); `ip`, `matches` and `target` are empty. */
+  /** nftables rules: the lowered statements (nft-program/program.ts); `ip`, `matches` and `target` are empty. */
   readonly nft?: NftProgram;
 }
-
-/**
- * netfilter families as nftables names them. `ip`/`ip6` hold iptables' and ip6tables' tables too; `inet`
- * chains see both; arp, bridge and netdev tables are read but not evaluated (the trace says so).
- */
-export type NfFamily = 'ip' | 'ip6' | 'inet' | 'arp' | 'bridge' | 'netdev';
 
 /** Families whose base chains the evaluator runs, and for which packet families. */
 export function familySees(family: NfFamily | undefined, pkt: Family): boolean {

@@ -1,6 +1,6 @@
 /**
  * nftables rules against a class's box (refine.ts): the small dispatch over the facts each expression
- * module states (nftables/program.ts `FieldFact`, `Lookup`, `Op.diff`). A rule is a list of operations; each
+ * module states (nft-program/program.ts `FieldFact`, `Lookup`, `Op.diff`). A rule is a list of operations; each
  * test looks its key up in elements (a set, a map, one value, a prefix, a range), and each element is a
  * product of intervals, one per concatenated part. A part answers for a whole box: every packet's value is
  * inside (`all`), none is (`none`), it is the same for every packet without our knowing which (`uniform`:
@@ -10,8 +10,8 @@
  * unproven and the report approximate, never "identical".
  */
 import type { Rule } from '../model.ts';
-import type { FieldFact, Lookup } from '../nftables/program.ts';
-import type { Scalar } from '../nftables/types.ts';
+import type { FieldFact, Lookup } from '../nft-program/program.ts';
+import type { Scalar } from '../nft-program/types.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { hasPorts } from '../net/proto.ts';
 import { ifaceMatches } from '../matches/iface.ts';

@@ -6,7 +6,7 @@
  * classes then simply compare equal.
  */
 import type { Chain, Rule, Ruleset, Table } from '../model.ts';
-import type { NftNamedSet } from '../nftables/program.ts';
+import type { NftNamedSet } from '../nft-program/program.ts';
 import { elemText } from '../nftables/expr/map.ts';
 import { ruleKey, sameWords } from '../iptables/rule-text.ts';
 import type { ChainChange } from './types.ts';

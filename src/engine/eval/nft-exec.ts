@@ -9,7 +9,7 @@ import type { EvalEnv } from '../matches/env.ts';
 import { type Path, forkPath } from './path.ts';
 import type { Rule } from '../model.ts';
 import { format as formatRational, mul } from '../rational.ts';
-import type { NftProgram, Verdict } from '../nftables/program.ts';
+import type { NftProgram, Verdict } from '../nft-program/program.ts';
 
 export interface NftBranch {
   readonly path: Path;

@@ -14,7 +14,7 @@ import { tokenizeLine } from './tokenize.ts';
 
 /**
  * nft statements as nft prints them, one space apart; without counters, the identity: each statement whole
- * (an anonymous map's elements, which the display abbreviates, program.ts `Op.key`).
+ * (an anonymous map's elements, which the display abbreviates, nft-program/program.ts `Op.key`).
  */
 function nftText(rule: Rule, withCounters: boolean): string {
   const ops = rule.nft?.ops ?? [];

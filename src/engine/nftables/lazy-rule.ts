@@ -7,7 +7,7 @@
 import type { Range } from '../diagnostics.ts';
 import type { Counters, IpMatch, MatchInstance, Rule, TargetInstance } from '../model.ts';
 import type { NftRule } from './ast.ts';
-import type { LowerCtx, NftProgram } from './program.ts';
+import type { LowerCtx, NftProgram } from '../nft-program/program.ts';
 import { lowerRuleProgram } from './stmt/index.ts';
 
 const NO_IP: IpMatch = Object.freeze({});

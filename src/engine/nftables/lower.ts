@@ -1,18 +1,18 @@
 /**
  * The nftables AST (ast.ts, from any of the three front ends) to the model the evaluator walks: tables of
  * any name and family, base chains with their hook, priority, type and policy, regular chains, and rules
- * whose statements are lowered once into programs (program.ts). Named sets and maps are lowered first so
+ * whose statements are lowered once into programs (nft-program/program.ts). Named sets and maps are lowered first so
  * rules can look them up. Lowering never throws; what it cannot read becomes a diagnostic and an unknown.
  */
 import type { Diagnostic, Range } from '../diagnostics.ts';
 import type { BaseChainInfo, Chain, HookName, Rule, Ruleset, Table } from '../model.ts';
 import type { NftChain, NftRuleset, NftSet, NftTable } from './ast.ts';
 import { lowerExpr } from './expr/index.ts';
-import type { LowerCtx, NftNamedSet } from './program.ts';
+import type { LowerCtx, NftNamedSet } from '../nft-program/program.ts';
 import { lowerElements } from './sets.ts';
 import { lowerRuleProgram } from './stmt/index.ts';
 import { LazyNftRule } from './lazy-rule.ts';
-import { type DataType, TYPES_BY_NAME } from './types.ts';
+import { type DataType, TYPES_BY_NAME } from '../nft-program/types.ts';
 
 const HOOKS: Record<string, HookName> = {
   prerouting: 'PREROUTING',

@@ -5,8 +5,8 @@
  * Literals are read by the type of the key they are compared with, as nft does (src/evaluate.c).
  */
 import type { NftExpr } from './ast.ts';
-import type { LowerCtx, NftNamedSet, SetElem, Verdict } from './program.ts';
-import { type DataType, type Scalar, prefixInterval } from './types.ts';
+import type { LowerCtx, NftNamedSet, SetElem, Verdict } from '../nft-program/program.ts';
+import { type DataType, type Scalar, prefixInterval } from '../nft-program/types.ts';
 
 export type Interval = readonly [Scalar, Scalar];
 

@@ -3,8 +3,8 @@
  * (`(reg & mask) ^ xor` for and/or/xor, shifts for << >>), on the register width of the left side.
  */
 import type { NftBinop, NftExpr } from '../ast.ts';
-import type { DataType } from '../types.ts';
-import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
+import type { DataType } from '../../nft-program/types.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../../nft-program/program.ts';
 
 /** A constant operand: a value, a flag list (`fin | syn`, JSON `["fin", "syn"]`) or an or of constants. */
 function constant(e: NftExpr, t: DataType): bigint | null {

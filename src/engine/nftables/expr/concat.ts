@@ -4,8 +4,8 @@
  * random parts multiply out into every combination.
  */
 import { mul } from '../../rational.ts';
-import type { ExprOut, LExpr } from '../program.ts';
-import type { Scalar } from '../types.ts';
+import type { ExprOut, LExpr } from '../../nft-program/program.ts';
+import type { Scalar } from '../../nft-program/types.ts';
 
 export function concatExpr(parts: readonly LExpr[]): LExpr {
   return {

@@ -6,8 +6,18 @@
 import type { NftCt } from '../ast.ts';
 import { packetStates } from '../../matches/conntrack.ts';
 import type { PacketState } from '../../net/packet.ts';
-import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
-import { CT_DIR, CT_STATE, CT_STATUS, type DataType, IPV4, IPV6, MARK, PROTO, SERVICE } from '../types.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../../nft-program/program.ts';
+import {
+  CT_DIR,
+  CT_STATE,
+  CT_STATUS,
+  type DataType,
+  IPV4,
+  IPV6,
+  MARK,
+  PROTO,
+  SERVICE,
+} from '../../nft-program/types.ts';
 
 const v = (x: bigint | number): ExprOut => ({ kind: 'value', v: [BigInt(x)] });
 
@@ -112,7 +122,7 @@ export function lowerCt(e: NftCt, ctx: LowerCtx): LExpr | null {
 }
 
 /**
- * The diff's fact (program.ts `FieldFact`). A class is one conntrack state; status, mark and direction are
+ * The diff's fact (nft-program/program.ts `FieldFact`). A class is one conntrack state; status, mark and direction are
  * what the class's path made them, alike for all its packets; the original tuple is the untranslated
  * packet's own fields. The reply tuple names NAT results: not cut on.
  */

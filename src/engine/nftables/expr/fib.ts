@@ -7,8 +7,8 @@
 import type { NftFib } from '../ast.ts';
 import type { EvalEnv } from '../../matches/env.ts';
 import type { PacketState } from '../../net/packet.ts';
-import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
-import { type DataType, FIB_ADDRTYPE } from '../types.ts';
+import type { ExprOut, LExpr, LowerCtx } from '../../nft-program/program.ts';
+import { type DataType, FIB_ADDRTYPE } from '../../nft-program/types.ts';
 
 const RTN: Record<string, number> = { UNSPEC: 0, UNICAST: 1, LOCAL: 2, BROADCAST: 3, MULTICAST: 5 };
 

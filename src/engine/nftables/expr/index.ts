@@ -1,6 +1,6 @@
 /** The left side of a match, a map key, a statement's value: one lowering per expression kind (one file each). */
 import type { NftExpr } from '../ast.ts';
-import type { LExpr, LowerCtx } from '../program.ts';
+import type { LExpr, LowerCtx } from '../../nft-program/program.ts';
 import { lowerBinop } from './bitwise.ts';
 import { concatExpr } from './concat.ts';
 import { lowerCt } from './ct.ts';

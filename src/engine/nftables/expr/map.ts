@@ -3,9 +3,9 @@
  * net/netfilter/nft_lookup.c with NFTA_LOOKUP_DREG. No element for the key ends the rule (NFT_BREAK).
  */
 import type { NftMapLookup } from '../ast.ts';
-import type { ExprOut, LExpr, LowerCtx, NftNamedSet, SetElem } from '../program.ts';
+import type { ExprOut, LExpr, LowerCtx, NftNamedSet, SetElem } from '../../nft-program/program.ts';
 import { lookupElems, lowerElements } from '../sets.ts';
-import type { DataType, Scalar } from '../types.ts';
+import type { DataType, Scalar } from '../../nft-program/types.ts';
 
 export function mapSource(
   e: NftMapLookup['data'],

@@ -6,8 +6,19 @@
 import type { NftMeta } from '../ast.ts';
 import type { EvalEnv } from '../../matches/env.ts';
 import type { PacketState } from '../../net/packet.ts';
-import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
-import { type DataType, ETHERTYPE, GID, IFNAME, INTEGER, MARK, NFPROTO, PKTTYPE, PROTO, UID } from '../types.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../../nft-program/program.ts';
+import {
+  type DataType,
+  ETHERTYPE,
+  GID,
+  IFNAME,
+  INTEGER,
+  MARK,
+  NFPROTO,
+  PKTTYPE,
+  PROTO,
+  UID,
+} from '../../nft-program/types.ts';
 
 const v = (x: bigint | number): ExprOut => ({ kind: 'value', v: [BigInt(x)] });
 
@@ -43,7 +54,7 @@ const KEYS: Record<string, { type: DataType; read: (pkt: PacketState, env: EvalE
 };
 
 /**
- * The diff's facts (program.ts `FieldFact`). The family, the packet type (cut by destination at multicast
+ * The diff's facts (nft-program/program.ts `FieldFact`). The family, the packet type (cut by destination at multicast
  * and broadcast) and nftrace are the same for every packet of a class; sockets and lengths are not fields.
  */
 const FACTS: Record<string, FieldFact> = {

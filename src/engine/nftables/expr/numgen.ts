@@ -7,8 +7,8 @@
  */
 import type { NftNumgen } from '../ast.ts';
 import { type Rational, rational } from '../../rational.ts';
-import type { ExprOut, LExpr, LowerCtx } from '../program.ts';
-import { INTEGER } from '../types.ts';
+import type { ExprOut, LExpr, LowerCtx } from '../../nft-program/program.ts';
+import { INTEGER } from '../../nft-program/types.ts';
 
 const TWO32 = 1n << 32n;
 

@@ -5,7 +5,7 @@
  */
 import type { NftPayload } from '../ast.ts';
 import type { PacketState } from '../../net/packet.ts';
-import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../program.ts';
+import type { ExprOut, FieldFact, LExpr, LowerCtx } from '../../nft-program/program.ts';
 import {
   type DataType,
   ICMP_CODE,
@@ -17,7 +17,7 @@ import {
   PROTO,
   SERVICE,
   TCP_FLAGS,
-} from '../types.ts';
+} from '../../nft-program/types.ts';
 
 type Read = (pkt: PacketState) => ExprOut;
 
@@ -108,7 +108,7 @@ function field(protocol: string, name: string): { type: DataType; read: Read } |
   return null;
 }
 
-/** The diff's fact for a header field (program.ts `FieldFact`): which box field it reads. */
+/** The diff's fact for a header field (nft-program/program.ts `FieldFact`): which box field it reads. */
 function fact(protocol: string, name: string): FieldFact {
   if ((protocol === 'ip' || protocol === 'ip6') && (name === 'saddr' || name === 'daddr'))
     return { kind: 'addr', field: name === 'saddr' ? 'src' : 'dst', family: protocol === 'ip' ? 4 : 6 };

@@ -1,5 +1,5 @@
 /** `counter` (net/netfilter/nft_counter.c): counts and goes on. */
-import type { Op } from '../program.ts';
+import type { Op } from '../../nft-program/program.ts';
 
 export function lowerCounter(): Op {
   return { text: 'counter', isMatch: false, run: () => [{}] };

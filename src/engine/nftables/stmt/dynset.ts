@@ -4,7 +4,7 @@
  * caller states about the set (EvalEnv.recent, as for `-m recent`); this packet goes on.
  */
 import type { NftSetStmt } from '../ast.ts';
-import type { LowerCtx, Op } from '../program.ts';
+import type { LowerCtx, Op } from '../../nft-program/program.ts';
 
 export function lowerSetStmt(s: NftSetStmt, ctx: LowerCtx): Op {
   const text = `${s.op} @${s.set} { … }`;

@@ -3,7 +3,7 @@
  * evaluator does not model end the trace as unknown; they are never skipped silently.
  */
 import type { NftRule, NftStmt } from '../ast.ts';
-import type { LowerCtx, NftProgram, Op } from '../program.ts';
+import type { LowerCtx, NftProgram, Op } from '../../nft-program/program.ts';
 import { lowerCounter } from './counter.ts';
 import { lowerSetStmt } from './dynset.ts';
 import { lowerLimit } from './limit.ts';

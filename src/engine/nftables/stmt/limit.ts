@@ -4,7 +4,7 @@
  * `limit rate over` does not.
  */
 import type { NftLimit } from '../ast.ts';
-import type { Op } from '../program.ts';
+import type { Op } from '../../nft-program/program.ts';
 
 export function lowerLimit(s: NftLimit): Op {
   const text = `limit rate ${s.inv ? 'over ' : ''}${s.rate}${s.unit === 'packets' ? '' : ` ${s.unit}`}/${s.per}${s.burst ? ` burst ${s.burst} ${s.burstUnit ?? s.unit}` : ''}`;

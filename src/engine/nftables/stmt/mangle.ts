@@ -6,8 +6,8 @@
  */
 import type { NftMangle } from '../ast.ts';
 import { lowerExpr } from '../expr/index.ts';
-import type { Alt, LExpr, LowerCtx, Op } from '../program.ts';
-import { MARK } from '../types.ts';
+import type { Alt, LExpr, LowerCtx, Op } from '../../nft-program/program.ts';
+import { MARK } from '../../nft-program/types.ts';
 
 function valueOf(m: NftMangle, ctx: LowerCtx): LExpr | null {
   const v = m.value;

@@ -10,9 +10,9 @@ import type { NftMatch } from '../ast.ts';
 import type { EvalEnv } from '../../matches/env.ts';
 import { complement, isZero, add, ZERO } from '../../rational.ts';
 import { lowerExpr } from '../expr/index.ts';
-import type { Alt, ExprOut, LExpr, Lookup, LowerCtx, Op, SetElem } from '../program.ts';
+import type { Alt, ExprOut, LExpr, Lookup, LowerCtx, Op, SetElem } from '../../nft-program/program.ts';
 import { type Interval, couldMatch, formatKey, literalKey, lookupElems, lowerElements } from '../sets.ts';
-import type { Scalar } from '../types.ts';
+import type { Scalar } from '../../nft-program/types.ts';
 
 type Test = (v: readonly Scalar[], env: EvalEnv) => boolean;
 type Could = (partial: readonly (Scalar | null)[], env: EvalEnv) => boolean;
@@ -22,7 +22,7 @@ function compare(a: Scalar, b: Scalar): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** What the diff reads of the right side (program.ts `Lookup`, without the left side and the negation). */
+/** What the diff reads of the right side (nft-program/program.ts `Lookup`, without the left side and the negation). */
 type Facts = Omit<Lookup, 'key' | 'negated'>;
 
 /** The test for the right side, how it reads in the trace, and what the diff reads of it. */

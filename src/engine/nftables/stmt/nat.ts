@@ -12,9 +12,9 @@ import { type Rational, ZERO, add, complement, isZero } from '../../rational.ts'
 import { applyDnat, applySnat } from '../../targets/nat.ts';
 import { lowerExpr } from '../expr/index.ts';
 import { lowerMapLookup } from '../expr/map.ts';
-import type { Alt, LExpr, Lookup, LowerCtx, Op } from '../program.ts';
+import type { Alt, LExpr, Lookup, LowerCtx, Op } from '../../nft-program/program.ts';
 import { literalInterval } from '../sets.ts';
-import { type DataType, IPV4, IPV6, SERVICE, type Scalar } from '../types.ts';
+import { type DataType, IPV4, IPV6, SERVICE, type Scalar } from '../../nft-program/types.ts';
 
 function toAddr(v: Scalar, six: boolean): Addr {
   return six ? { v: 6, n: v as bigint } : { v: 4, n: Number(v) };

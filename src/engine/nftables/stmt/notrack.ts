@@ -3,7 +3,7 @@
  * conntrack has not seen it yet (`if (ct || ctinfo == IP_CT_UNTRACKED) return;`), i.e. in a chain at a
  * priority before conntrack's (NF_IP_PRI_CONNTRACK, -200) on prerouting or output.
  */
-import type { Op } from '../program.ts';
+import type { Op } from '../../nft-program/program.ts';
 
 export function lowerNotrack(): Op {
   return {

@@ -1,5 +1,5 @@
 /** `queue [num N] [bypass|fanout]` (net/netfilter/nft_queue.c): a userspace program decides — unknown. */
-import type { Op } from '../program.ts';
+import type { Op } from '../../nft-program/program.ts';
 
 export function lowerQueue(): Op {
   return {

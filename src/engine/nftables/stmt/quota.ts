@@ -3,7 +3,7 @@
  * shows. The trace assumes the quota is not used up, and says so: `quota` matches, `quota over` does not.
  */
 import type { NftQuota } from '../ast.ts';
-import type { Op } from '../program.ts';
+import type { Op } from '../../nft-program/program.ts';
 
 export function lowerQuota(s: NftQuota): Op {
   const text = `quota ${s.inv ? 'over ' : ''}${s.value} ${s.unit}`;

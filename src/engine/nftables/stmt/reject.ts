@@ -5,7 +5,7 @@
  * (nft's default, src/evaluate.c `stmt_evaluate_reject_default`).
  */
 import type { NftReject } from '../ast.ts';
-import type { Op } from '../program.ts';
+import type { Op } from '../../nft-program/program.ts';
 
 export function lowerReject(s: NftReject, family: string): Op {
   const type = s.type ?? (family === 'inet' ? 'icmpx' : family === 'ip6' ? 'icmpv6' : 'icmp');

@@ -5,7 +5,7 @@
  * the packet).
  */
 import type { NftVerdictStmt } from '../ast.ts';
-import type { Op, Verdict } from '../program.ts';
+import type { Op, Verdict } from '../../nft-program/program.ts';
 
 export function verdictText(v: Verdict): string {
   return v.chain !== undefined ? `${v.kind} ${v.chain}` : v.kind;

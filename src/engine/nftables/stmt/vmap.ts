@@ -8,7 +8,7 @@ import type { NftVmap } from '../ast.ts';
 import { add, complement, isZero, ZERO } from '../../rational.ts';
 import { lowerExpr } from '../expr/index.ts';
 import { mapSource } from '../expr/map.ts';
-import type { Alt, LowerCtx, Op, Verdict } from '../program.ts';
+import type { Alt, LowerCtx, Op, Verdict } from '../../nft-program/program.ts';
 import { couldMatch, lookupElems } from '../sets.ts';
 import { verdictText } from './verdict.ts';
 

@@ -9,7 +9,7 @@ import type { Diagnostic, Range } from '../diagnostics.ts';
 import type { EvalEnv } from '../matches/env.ts';
 import type { PacketState } from '../net/packet.ts';
 import type { Rational } from '../rational.ts';
-import type { NfFamily } from '../model.ts';
+import type { NfFamily } from '../hooks.ts';
 import type { DataType, Scalar } from './types.ts';
 
 /** What evaluating an expression gave. */
