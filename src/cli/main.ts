@@ -16,6 +16,7 @@ import {
   validateRules,
   nodeContextNotes,
   formatDiagnostic,
+  ipvsInterceptors,
 } from '../engine/api.ts';
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
@@ -247,6 +248,8 @@ function trace(argv: string[], io: Io): number {
   if (ipsets) for (const line of formatDiagnostics(sources.ipset!.file, ipsets.diagnostics)) io.err(line);
   if (!flags.json) for (const n of sources.notes) io.err(`note: ${n}`);
   const whyNot = flags['why-not'] ?? false;
+  // A bundle's ipvsadm listing: IPVS takes new connections to its virtual services (src/engine/ipvs/).
+  const interceptors = sources.ipvs ? ipvsInterceptors(sources.ipvs.table) : [];
   // What the node's files leave out or contradict in the dump travels with every trace (node-check.ts).
   const contextNotes = sources.context
     ? nodeContextNotes(sources.context, rs).map(n => `node files: ${n.message}`)
@@ -258,6 +261,7 @@ function trace(argv: string[], io: Io): number {
       ipsets,
       recent: flags.affinity ?? [],
       explain: whyNot || !flags.json || !!flags.live,
+      ...(interceptors.length ? { interceptors } : {}),
     });
     if (!traced.ok) throw new UsageError(`${where}: ${traced.error}`);
     const r = contextNotes.length

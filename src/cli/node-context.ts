@@ -11,8 +11,11 @@ import {
   type BundleFileKind,
   type FileDiagnostic,
   type NodeContext,
+  type IpvsTable,
   classifyBundleFile,
   formatDiagnostic,
+  parseIpvsadmList,
+  parseIpvsadmRules,
   readNodeContext,
 } from '../engine/api.ts';
 import { UsageError } from './args.ts';
@@ -140,6 +143,8 @@ export interface TraceSources {
   readonly text: string;
   readonly ipset: { file: string; text: string } | null;
   readonly context: NodeContext | null;
+  /** The bundle's `ipvsadm -Ln` / `-Sn`: IPVS schedules new connections to its virtual services. */
+  readonly ipvs: { readonly file: string; readonly table: IpvsTable } | null;
   /** What was chosen from a bundle and what was left, one line each (printed as notes). */
   readonly notes: string[];
 }
@@ -162,6 +167,7 @@ export function traceSources(
       text: readTextFile(path),
       ipset: ipsetPath ? { file: ipsetPath, text: readTextFile(ipsetPath) } : null,
       context: loadNodeContext(nodeContext, [], io),
+      ipvs: null,
       notes: [],
     };
   }
@@ -175,8 +181,11 @@ export function traceSources(
   const notes = [`bundle ${path}: traced ${rules.file} (${rules.kind})`];
   const others = files.filter(f => f !== rules && (f.kind === 'nft' || f.kind === want));
   if (others.length) notes.push(`not traced: ${others.map(f => `${f.file} (${f.kind})`).join(', ')}`);
-  const ipvs = files.filter(f => f.kind === 'ipvsadm');
-  if (ipvs.length) notes.push(`read but not used by trace: ${ipvs.map(f => f.file).join(', ')} (ipvsadm)`);
+  const ipvs = readIpvs(files, io);
+  if (ipvs)
+    notes.push(
+      `IPVS: ${ipvs.file} (${ipvs.table.services.length} virtual service${ipvs.table.services.length === 1 ? '' : 's'}) schedules new connections at LOCAL_IN and LOCAL_OUT`,
+    );
   const ipsetFile = ipsetPath
     ? { file: ipsetPath, text: readTextFile(ipsetPath) }
     : (files.find(f => f.kind === 'ipset') ?? null);
@@ -187,6 +196,32 @@ export function traceSources(
     text: rules.text,
     ipset: ipsetFile ? { file: ipsetFile.file, text: ipsetFile.text } : null,
     context,
+    ipvs,
     notes,
   };
+}
+
+/**
+ * The bundle's IPVS table: `ipvsadm -Ln` (`IP Virtual Server version …` header) or `ipvsadm -Sn` (`-A -t …`
+ * lines), its diagnostics printed. More than one file: the first is used, and the others are named.
+ */
+function readIpvs(
+  files: readonly BundleFile[],
+  io: { err(line: string): void },
+): { file: string; table: IpvsTable } | null {
+  const list = files.filter(f => f.kind === 'ipvsadm');
+  const first = list[0];
+  if (!first) return null;
+  if (list.length > 1)
+    io.err(
+      `note: more than one ipvsadm file in the bundle: using ${first.file}, not ${list
+        .slice(1)
+        .map(f => f.file)
+        .join(', ')}`,
+    );
+  const r = /^IP Virtual Server version/m.test(first.text)
+    ? parseIpvsadmList(first.text)
+    : parseIpvsadmRules(first.text);
+  for (const d of r.diagnostics) io.err(formatDiagnostic(first.file, d));
+  return { file: first.file, table: r.table };
 }

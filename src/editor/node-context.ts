@@ -259,6 +259,10 @@ export function nodeFilesTooltip(files: NodeFilesInUse): string[] {
   const out = [
     `Node files ${files.where}: ${s.used.map(u => `${baseName(u.file)} (${u.kind})`).join(', ')} — traces route, masquerade and check rp_filter as this node does${s.routeCount ? ` (${s.routeCount} routes${s.uplink ? `, default via ${s.uplink}` : ', no default route'}${s.ruleCount ? `, ${s.ruleCount} policy rules` : ''})` : ''}.`,
   ];
+  if (s.ipvsServices)
+    out.push(
+      `IPVS: ${baseName(s.used.find(u => u.kind === 'ipvsadm')?.file ?? '')} (${s.ipvsServices} virtual service${s.ipvsServices === 1 ? '' : 's'}) schedules new connections at LOCAL_IN and LOCAL_OUT, as in the kernel.`,
+    );
   if (s.unused.length)
     out.push(`Not read by the editor's traces: ${s.unused.map(u => `${baseName(u.file)} (${u.kind})`).join(', ')}.`);
   for (const n of s.notes)

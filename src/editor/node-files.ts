@@ -9,6 +9,8 @@
  */
 import {
   type NodeContext as EngineNodeContext,
+  type IpsetStore,
+  type IpvsTable,
   type NodeContextNote,
   type NodeFileKind,
   type Ruleset,
@@ -18,6 +20,9 @@ import {
   formatDiagnostic,
   nodeContextNotes,
   parseAddr,
+  parseIpsetSave,
+  parseIpvsadmList,
+  parseIpvsadmRules,
   readNodeContext,
 } from '../engine/api.ts';
 import type { NodeLayer } from './node-context.ts';
@@ -67,8 +72,8 @@ export type NodeFilesNote = NodeContextNote;
 
 /** What the worker says about the files it was given (plain data, for the status item and the tooltip). */
 export interface NodeFilesSummary {
-  /** The node files among them, with what each one is. */
-  readonly used: readonly { readonly file: string; readonly kind: NodeFileKind }[];
+  /** The node files among them (and an `ipvsadm` listing), with what each one is. */
+  readonly used: readonly { readonly file: string; readonly kind: NodeFileKind | 'ipvsadm' | 'ipset' }[];
   /** Other node outputs found beside them that the editor's traces do not read (ipset save, ipvsadm, other rules). */
   readonly unused: readonly { readonly file: string; readonly kind: string }[];
   /** The node's addresses, primary first (the first global, non-secondary address in ifindex order). */
@@ -84,6 +89,8 @@ export interface NodeFilesSummary {
   readonly ruleCount: number;
   /** `net.ipv4.ip_forward = 1`, … (only the keys packetlens reads). */
   readonly sysctls: readonly string[];
+  /** Virtual services of the `ipvsadm` listing (0 without one): IPVS schedules their new connections. */
+  readonly ipvsServices: number;
   readonly notes: readonly NodeFilesNote[];
 }
 
@@ -103,15 +110,64 @@ export function baseName(file: string): string {
 export function readNodeFiles(
   files: readonly NodeFileText[],
   rs: Ruleset | null,
-): { context: EngineNodeContext | null; summary: NodeFilesSummary | null } {
+): {
+  context: EngineNodeContext | null;
+  ipvs: IpvsTable | null;
+  ipsets: IpsetStore | null;
+  summary: NodeFilesSummary | null;
+} {
   const mine: NodeFileText[] = [];
   const unused: { file: string; kind: string }[] = [];
+  let ipvsFile: NodeFileText | null = null;
+  let ipsetFile: NodeFileText | null = null;
   for (const f of files) {
     const kind = classifyBundleFile(f.text);
     if (kind && NODE_KINDS.has(kind)) mine.push(f);
+    else if (kind === 'ipvsadm' && !ipvsFile) ipvsFile = f;
+    else if (kind === 'ipset' && !ipsetFile) ipsetFile = f;
     else if (kind) unused.push({ file: f.file, kind });
   }
-  if (mine.length === 0) return { context: null, summary: null };
+  // The IPVS table beside a kube-proxy IPVS-mode dump: IPVS schedules new connections to its services.
+  const ipvsRead = ipvsFile
+    ? /^IP Virtual Server version/m.test(ipvsFile.text)
+      ? parseIpvsadmList(ipvsFile.text)
+      : parseIpvsadmRules(ipvsFile.text)
+    : null;
+  const ipvs = ipvsRead?.table ?? null;
+  // The `ipset save` beside the dump: `-m set` matches read it (kube-proxy's IPVS mode lives on ipsets).
+  const ipsets = ipsetFile ? parseIpsetSave(ipsetFile.text, ipsetFile.file) : null;
+  if (mine.length === 0 && !ipvs && !ipsets) return { context: null, ipvs: null, ipsets: null, summary: null };
+  const ipvsUsed = [
+    ...(ipvsFile ? [{ file: ipvsFile.file, kind: 'ipvsadm' as const }] : []),
+    ...(ipsetFile ? [{ file: ipsetFile.file, kind: 'ipset' as const }] : []),
+  ];
+  const firstProblem = [
+    ...(ipvsRead?.diagnostics ?? []).map(d => formatDiagnostic(baseName(ipvsFile!.file), d)),
+    ...(ipsets?.diagnostics ?? [])
+      .filter(d => d.severity === 'error')
+      .map(d => formatDiagnostic(baseName(ipsetFile!.file), d)),
+  ][0];
+  const ipvsNotes: NodeFilesNote[] = firstProblem ? [{ severity: 'warning', message: firstProblem }] : [];
+  if (mine.length === 0)
+    return {
+      context: null,
+      ipvs,
+      ipsets,
+      summary: {
+        used: ipvsUsed,
+        unused,
+        addresses: [],
+        addressIface: null,
+        addressFile: null,
+        uplink: null,
+        interfaces: [],
+        routeCount: 0,
+        ruleCount: 0,
+        sysctls: [],
+        ipvsServices: ipvs?.services.length ?? 0,
+        notes: ipvsNotes,
+      },
+    };
   const { context, diagnostics } = readNodeContext(mine);
   const model = new NodeModel({ context });
   const addresses = model.knownAddresses().map(formatAddr);
@@ -126,13 +182,15 @@ export function readNodeFiles(
       break;
     }
   }
-  const notes: NodeFilesNote[] = nodeContextNotes(context, rs, diagnostics);
+  const notes: NodeFilesNote[] = [...nodeContextNotes(context, rs, diagnostics), ...ipvsNotes];
   for (const d of diagnostics.filter(x => x.severity === 'error').slice(1, 3))
     notes.push({ severity: 'warning', message: formatDiagnostic(baseName(d.file), d) });
   return {
     context,
+    ipvs,
+    ipsets,
     summary: {
-      used: context.sources.map(s => ({ file: s.file, kind: s.kind })),
+      used: [...context.sources.map(s => ({ file: s.file, kind: s.kind })), ...ipvsUsed],
       unused,
       addresses,
       addressIface: owner?.name ?? null,
@@ -144,6 +202,7 @@ export function readNodeFiles(
       routeCount: context.routes.length,
       ruleCount: context.rules.length,
       sysctls: [...context.sysctls].map(([k, v]) => `${k} = ${v.value}`),
+      ipvsServices: ipvs?.services.length ?? 0,
       notes,
     },
   };

@@ -2,12 +2,25 @@
  * Tracing a typed packet through a parsed dump for the editor: with why-not (`explain`), because the
  * CodeLens shows why each evaluated rule missed.
  */
-import { type NodeConfig, type Trace, parsePacketText, tracePacket } from '../engine/api.ts';
+import {
+  type HookInterceptor,
+  type IpsetStore,
+  type NodeConfig,
+  type Trace,
+  parsePacketText,
+  tracePacket,
+} from '../engine/api.ts';
 import type { DumpIndex } from './dump-index.ts';
+
+/** What a node bundle adds to a trace: IPVS (its ipvsadm listing) and the sets of its `ipset save`. */
+export interface TraceExtra {
+  readonly interceptors?: readonly HookInterceptor[];
+  readonly ipsets?: IpsetStore;
+}
 
 export type EditorTrace = { ok: true; trace: Trace; ms: number } | { ok: false; error: string };
 
-export function traceText(index: DumpIndex, packet: string, node: NodeConfig): EditorTrace {
+export function traceText(index: DumpIndex, packet: string, node: NodeConfig, extra: TraceExtra = {}): EditorTrace {
   if (index.ruleset.tables.size === 0) {
     const why = index.ruleset.diagnostics.find(d => d.severity === 'error');
     return {
@@ -18,7 +31,12 @@ export function traceText(index: DumpIndex, packet: string, node: NodeConfig): E
   const parsed = parsePacketText(packet);
   if (!parsed.ok) return parsed;
   const t0 = performance.now();
-  const r = tracePacket(index.ruleset, parsed.input, { node, explain: true });
+  const r = tracePacket(index.ruleset, parsed.input, {
+    node,
+    explain: true,
+    ...(extra.interceptors?.length ? { interceptors: extra.interceptors } : {}),
+    ...(extra.ipsets ? { ipsets: extra.ipsets } : {}),
+  });
   return r.ok ? { ok: true, trace: r.trace, ms: performance.now() - t0 } : r;
 }
 

@@ -18,7 +18,7 @@ import { suggestPackets } from '../editor/packet-suggest.ts';
 import { packetsReaching } from '../editor/trace-from-here.ts';
 import { quickFixes } from '../editor/quick-fixes.ts';
 import { lineSpan } from '../editor/ranges.ts';
-import { traceText } from '../editor/run-trace.ts';
+import { type TraceExtra, traceText } from '../editor/run-trace.ts';
 import { nftHoverAt } from '../editor/nft/hover.ts';
 import { nftDiagnosticSteps } from '../editor/nft/diagnostics.ts';
 import { nftChainLenses, nftChainReferences } from '../editor/nft/lens.ts';
@@ -37,6 +37,7 @@ import {
   diffRulesets,
   formatDiagnostic,
   inferNodeAddresses,
+  ipvsInterceptors,
 } from '../engine/api.ts';
 import type {
   ChainLensRow,
@@ -192,16 +193,16 @@ export class EngineHost {
     },
     trace: p => {
       const index = this.doc(p.key);
-      const { node, notes } = this.nodeOf(p, index.ruleset);
-      const r = traceText(index, p.packet, node);
+      const { node, notes, extra } = this.nodeOf(p, index.ruleset);
+      const r = traceText(index, p.packet, node, extra);
       if (!r.ok) return { ok: false, error: inEditorWords(r.error) };
       return { ok: true, ms: r.ms, ...lightTrace(r.trace, notes) };
     },
     capturePacket: p => capturePacket(p.capture),
     liveCompare: p => {
       const index = this.doc(p.key);
-      const { node, notes } = this.nodeOf(p, index.ruleset);
-      const r = traceText(index, p.packet, node);
+      const { node, notes, extra } = this.nodeOf(p, index.ruleset);
+      const r = traceText(index, p.packet, node, extra);
       if (!r.ok) return { ok: false, error: inEditorWords(r.error) };
       const comparison = compareLive(index, r.trace, p.capture);
       return {
@@ -317,13 +318,17 @@ export class EngineHost {
   }
 
   /** The engine's node for a request: the editor's, plus the node's files when they were sent. */
-  private nodeOf(p: NodeRequest, rs: Ruleset): { node: NodeConfig; notes: string[] } {
-    if (!p.nodeFiles?.length) return { node: p.node, notes: [] };
+  private nodeOf(p: NodeRequest, rs: Ruleset): { node: NodeConfig; notes: string[]; extra: TraceExtra } {
+    if (!p.nodeFiles?.length) return { node: p.node, notes: [], extra: {} };
     const read = this.nodeRead(p.nodeFiles, rs);
-    if (!read.context) return { node: p.node, notes: [] };
     return {
-      node: { ...p.node, context: read.context },
+      node: read.context ? { ...p.node, context: read.context } : p.node,
       notes: (read.summary?.notes ?? []).map(n => `node files: ${n.message}`),
+      // A bundle's ipvsadm listing: IPVS takes new connections to its virtual services (src/engine/ipvs/).
+      extra: {
+        ...(read.ipvs ? { interceptors: ipvsInterceptors(read.ipvs) } : {}),
+        ...(read.ipsets ? { ipsets: read.ipsets } : {}),
+      },
     };
   }
 

@@ -6,7 +6,7 @@
 // prediction: it says where they part and why, and marks the dump's rule there (line 23).
 import fs from 'node:fs';
 import path from 'node:path';
-import { CheckFailure, clip, expect } from './workbench.mjs';
+import { CheckFailure, Workbench, clip, expect } from './workbench.mjs';
 
 const DUMP = 'node-bundle/iptables-save.txt';
 const CAPTURE = 'node-bundle/captures/other-node.xtables-monitor.txt';
@@ -30,6 +30,42 @@ async function statusBar(wb) {
   return (await wb.page.locator('.statusbar-item').allInnerTexts()).join(' | ');
 }
 
+/** Traces the LoadBalancer packet; the diagram and the CodeLens must show the node's routes and source. */
+async function traceAndSeeVeths(wb) {
+  await wb.page.keyboard.press('Control+Shift+Alt+T');
+  await wb.quickInput.waitFor({ state: 'visible', timeout: 20_000 });
+  await wb.quickInput.fill(PACKET);
+  await wb.page.keyboard.press('Enter');
+  await wb.page
+    .locator('.tabs-container .tab', { hasText: 'Packet Flow' })
+    .first()
+    .waitFor({ timeout: 60_000 })
+    .catch(async () => {
+      const toasts = await wb.page.locator('.notifications-toasts').allInnerTexts();
+      throw new CheckFailure(
+        `no "Packet Flow" tab after the trace (notifications: ${clip(toasts.join(' | ')) || 'none'})`,
+      );
+    });
+  const frame = await wb.webviewFrame('#flow', { timeout: 30_000 });
+  let text = '';
+  const both = await wb.until(
+    async () => {
+      text = await frame.locator('body').innerText();
+      return /via veth1/.test(text) && /via veth2/.test(text);
+    },
+    { timeout: 30_000 },
+  );
+  if (!both) throw new CheckFailure(`the flow diagram does not name veth1 and veth2 (it says: ${clip(text, 500)})`);
+  expect(
+    /masqueraded to 172\.18\.0\.4/.test(text),
+    `the diagram names no MASQUERADE source 172.18.0.4 (${clip(text, 400)})`,
+  );
+  expect(!/node\(eth0\)|assumed the node/.test(text), `the diagram still assumes the node (${clip(text, 400)})`);
+  // The CodeLens on the dump say the same.
+  const lenses = (await wb.editorFor(DUMP).locator('.codelens-decoration').allInnerTexts()).join(' | ');
+  expect(/step 1\b/.test(lenses), `no trace CodeLens on the dump (${clip(lenses, 300)})`);
+}
+
 export const checks = [
   {
     name: 'node files: a node bundle needs no settings — the Node item names ip-addr.json; the trace leaves by veth1/veth2, masqueraded to 172.18.0.4',
@@ -44,39 +80,7 @@ export const checks = [
             `no "Node 172.18.0.4 · eth0 · from ip-addr.json" item (status bar: ${clip(await statusBar(wb), 400)})`,
           );
         });
-        await wb.page.keyboard.press('Control+Shift+Alt+T');
-        await wb.quickInput.waitFor({ state: 'visible', timeout: 20_000 });
-        await wb.quickInput.fill(PACKET);
-        await wb.page.keyboard.press('Enter');
-        await wb.page
-          .locator('.tabs-container .tab', { hasText: 'Packet Flow' })
-          .first()
-          .waitFor({ timeout: 60_000 })
-          .catch(async () => {
-            const toasts = await wb.page.locator('.notifications-toasts').allInnerTexts();
-            throw new CheckFailure(
-              `no "Packet Flow" tab after the trace (notifications: ${clip(toasts.join(' | ')) || 'none'})`,
-            );
-          });
-        const frame = await wb.webviewFrame('#flow', { timeout: 30_000 });
-        let text = '';
-        const both = await wb.until(
-          async () => {
-            text = await frame.locator('body').innerText();
-            return /via veth1/.test(text) && /via veth2/.test(text);
-          },
-          { timeout: 30_000 },
-        );
-        if (!both)
-          throw new CheckFailure(`the flow diagram does not name veth1 and veth2 (it says: ${clip(text, 500)})`);
-        expect(
-          /masqueraded to 172\.18\.0\.4/.test(text),
-          `the diagram names no MASQUERADE source 172.18.0.4 (${clip(text, 400)})`,
-        );
-        expect(!/node\(eth0\)|assumed the node/.test(text), `the diagram still assumes the node (${clip(text, 400)})`);
-        // The CodeLens on the dump say the same.
-        const lenses = (await wb.editorFor(DUMP).locator('.codelens-decoration').allInnerTexts()).join(' | ');
-        expect(/step 1\b/.test(lenses), `no trace CodeLens on the dump (${clip(lenses, 300)})`);
+        await traceAndSeeVeths(wb);
         await wb.shot('node-files-trace', { docs: true });
       });
     },
@@ -87,7 +91,8 @@ export const checks = [
     async run(wb) {
       await withoutSettings(wb, async () => {
         await wb.settle();
-        await wb.openFile(DUMP);
+        // Run alone, the dump is not open yet (after the first check it is, beside its Packet Flow tab).
+        if (!(await wb.editorFor(DUMP).count())) await wb.openFile(DUMP);
         await wb.openFile(CAPTURE);
         await wb.focusEditor(DUMP);
         await wb.runCommand('Packet Lens: Compare with Live Trace');
@@ -146,6 +151,58 @@ export const checks = [
           `line 23 is not shown (${clip(JSON.stringify(lines.map(l => l.line)), 200)})`,
         );
         await wb.shot('live-compare', { docs: true });
+      });
+    },
+  },
+  {
+    name: 'node files: in the web-worker extension host and Restricted Mode, the node bundle is read through workspace.fs and traced',
+    timeoutMs: 240_000,
+    async run(wb, ctx) {
+      await withoutSettings(wb, async () => {
+        const server = await ctx.startServer({
+          name: 'web-restricted-node-files',
+          restricted: true,
+          settings: {
+            'extensions.webWorker': true,
+            'remote.extensionKind': { 'packetlens.packetlens': ['web'] },
+            'security.workspace.trust.enabled': true,
+            'security.workspace.trust.startupPrompt': 'never',
+            'security.workspace.trust.emptyWindow': false,
+          },
+        });
+        try {
+          const page = await ctx.context.newPage();
+          ctx.cleanups.add(() => page.close().catch(() => {}));
+          await page.goto(server.folderUrl);
+          await page
+            .locator('.explorer-folders-view .monaco-list-row', { hasText: 'node-bundle' })
+            .waitFor({ timeout: 90_000 });
+          const w = new Workbench(page, { workspace: wb.workspace, shotsDir: wb.shotsDir, docsShotsDir: null });
+          await w.openFile(DUMP);
+          await statusItem(page, /Restricted Mode/)
+            .waitFor({ timeout: 30_000 })
+            .catch(() => {
+              throw new CheckFailure('the second workbench is not in Restricted Mode');
+            });
+          const inWorker = await w.until(
+            async () => page.frames().some(f => /webWorkerExtensionHostIframe/.test(f.url())),
+            { timeout: 30_000 },
+          );
+          expect(inWorker, 'no web-worker extension host frame: the extension did not run in the browser');
+          await statusItem(page, /Node 172\.18\.0\.4 · eth0 · from ip-addr\.json/)
+            .waitFor({ timeout: 60_000 })
+            .catch(async () => {
+              const items = (await page.locator('.statusbar-item').allInnerTexts()).join(' | ');
+              throw new CheckFailure(
+                `no "from ip-addr.json" Node item in the web host (status bar: ${clip(items, 400)})`,
+              );
+            });
+          await traceAndSeeVeths(w);
+          await w.shot('node-files-web-restricted');
+          await page.close();
+        } finally {
+          await server.stop();
+        }
       });
     },
   },
