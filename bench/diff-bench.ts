@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { dropLastEndpoint } from './diff-measure.ts';
 import { generateKubeProxyDump, serviceAt } from './generate.ts';
+import { atMost, target } from './targets.ts';
 
 const SERVICES = 10000;
 const ENDPOINTS = 10;
@@ -74,6 +75,10 @@ export async function runDiffBench(): Promise<void> {
     `\n${row.summary}; ${exact ? `exactly the ${CHANGED.length} changed Services` : `WRONG Services: ${row.services.join(', ')} (expected ${expected.join(', ')})`}; ${row.totalMs <= BUDGET_MS ? 'within' : 'OVER'} the ${BUDGET_MS / 1000} s budget`,
   );
   console.log(JSON.stringify(row));
+  const what = 'diff of two 320k-rule dumps, 10 Services lose an endpoint (read + parse + compare), exact';
+  if (row.approximate || !exact)
+    target(what, false, `${row.approximate ? 'approximate' : 'WRONG Services'}; ${row.totalMs} ms`);
+  else atMost(what, row.totalMs, 5000, 'ms', String(row.summary));
   if (!exact) process.exitCode = 1;
 }
 

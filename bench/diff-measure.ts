@@ -74,6 +74,7 @@ function measure(oldFile: string, newFile: string): void {
       changes: r.report.changes.length,
       services: r.report.services,
       summary: r.report.summary,
+      approximate: r.report.approximate,
       peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
     }),
   );

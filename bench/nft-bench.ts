@@ -17,6 +17,8 @@ import { buildClusterModel } from '../src/engine/kube/model/build.ts';
 import { renderNftScript } from '../src/engine/kube/modes/nftables/render.ts';
 import { synthesizeNftables } from '../src/engine/kube/modes/nftables/synth.ts';
 import { generateManifests } from './synth-measure.ts';
+import { buildCli, timed, type Timed } from './peers.ts';
+import { ratioAtLeast, target } from './targets.ts';
 
 /** kube-proxy's nftables transaction for `services` × `endpoints`, synthesized from manifests. */
 export function synthesizedKubeProxyNft(services: number, endpoints: number): string {
@@ -59,13 +61,21 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
   const files = [script];
   let nftCheck = 'n/a (needs nft and root)';
   let nftCheckMs: number | null = null;
+  let nftTimed: Timed | null = null;
   if (nftAvailable()) {
     const ns = `plbench${process.pid}`;
     if (run('ip', ['netns', 'add', ns]).ok) {
       try {
-        const c = run('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', script]);
-        nftCheck = c.ok ? `${c.ms.toFixed(0)} ms` : `failed: ${c.err}`;
-        if (c.ok) nftCheckMs = c.ms;
+        // `ip netns exec` execs nft in place, so /usr/bin/time measures nft itself.
+        const c = timed('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', script]);
+        nftCheck =
+          c.status === 0
+            ? `${c.wallMs.toFixed(0)} ms (CPU ${c.cpuMs.toFixed(0)} ms, ${c.peakMB} MB)`
+            : `failed (exit ${c.status})`;
+        if (c.status === 0) {
+          nftCheckMs = c.wallMs;
+          nftTimed = c;
+        }
         if (process.env.NFT_BENCH_LISTINGS === '1' && run('ip', ['netns', 'exec', ns, 'nft', '-f', script]).ok) {
           const text = join(outDir, `kube-nft-${services}x${endpoints}.list.nft`);
           const json = join(outDir, `kube-nft-${services}x${endpoints}.json`);
@@ -87,6 +97,20 @@ export async function runNftBench(services = 10000, endpoints = 10): Promise<voi
     `\npacketlens nft bench (kube-proxy nftables mode, ${services} ClusterIP Services × ${endpoints} endpoints)\n`,
   );
   console.log(`nft -c -f on the script: ${nftCheck}`);
+  // The same command-line job on our side: `packetlens check` (parse, lower and validate every rule).
+  const check = timed(process.execPath, [await buildCli(outDir), 'check', script]);
+  console.log(
+    `packetlens check on the script: ${check.wallMs.toFixed(0)} ms (CPU ${check.cpuMs.toFixed(0)} ms, ${check.peakMB} MB)`,
+  );
+  const what = `check of kube-proxy's nftables ruleset (${services} Services) faster than nft -c -f`;
+  if (nftTimed)
+    ratioAtLeast(
+      what,
+      nftTimed.wallMs / check.wallMs,
+      5,
+      `wall ${check.wallMs.toFixed(0)} vs ${nftTimed.wallMs.toFixed(0)} ms; CPU ${check.cpuMs.toFixed(0)} vs ${nftTimed.cpuMs.toFixed(0)} ms (${(nftTimed.cpuMs / check.cpuMs).toFixed(1)}×)`,
+    );
+  else target(what, null, nftCheck);
   for (const f of files) {
     const r = spawnSync(process.execPath, [bundle, f], { encoding: 'utf8', maxBuffer: 1 << 20 });
     if (r.status !== 0) {

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { atMost } from './targets.ts';
 
 /** Runs the measurement on the esbuild bundle in its own process and prints the figures. */
 export async function runSynthBench(): Promise<void> {
@@ -35,4 +36,16 @@ export async function runSynthBench(): Promise<void> {
     `manifests ${row.manifestMB} MB, read YAML ${row.readYamlMs} ms; model ${row.modelMs} ms + kube-proxy rules ${row.rulesMs} ms + iptables-save view ${row.renderMs} ms = synthesize ${row.synthesizeMs} ms (${row.rules} rules, ${row.dumpMB} MB)`,
   );
   console.log(JSON.stringify(row));
+  atMost(
+    `read ${row.manifestMB} MB of manifests (10k Services + EndpointSlices) with positions`,
+    row.readYamlMs ?? NaN,
+    1000,
+    'ms',
+  );
+  atMost(
+    'synthesize 10k Services × 10 endpoints (model + rules + iptables-save view)',
+    row.synthesizeMs ?? NaN,
+    1000,
+    'ms',
+  );
 }
