@@ -10,8 +10,16 @@ import type { TokenBuffer } from './tokenize.ts';
 
 /** `[packets:bytes]` as iptables-save -c writes it, or null. */
 export function parseCounters(text: string): Counters | null {
-  const m = /^\[(\d+):(\d+)\]$/.exec(text);
-  return m ? { packets: m[1]!, bytes: m[2]! } : null;
+  // `^\[(\d+):(\d+)\]$` by hand: a dump has one per chain and, with -c, one per rule.
+  const n = text.length;
+  if (n < 5 || text.charCodeAt(0) !== 91 /* [ */ || text.charCodeAt(n - 1) !== 93 /* ] */) return null;
+  const colon = text.indexOf(':');
+  if (colon < 2 || colon > n - 3) return null;
+  for (let i = 1; i < n - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (i !== colon && (c < 48 || c > 57)) return null;
+  }
+  return { packets: text.slice(1, colon), bytes: text.slice(colon + 1, n - 1) };
 }
 
 /**
@@ -55,8 +63,6 @@ export function fastAppend(
   return true;
 }
 
-const TARGET_MARKERS = [' -j ', ' -g ', ' --jump ', ' --goto '];
-
 /**
  * iptables-restore accepts a quote that is never closed: the word runs to the end of the line
  * (`add_param_to_argv`), so a `-j ACCEPT` after it is part of the comment and the rule has no target
@@ -76,8 +82,16 @@ export function unterminatedQuoteMessage(line: string, at: number): string {
 
 /** Whether every double quote of the line is closed (backslash escapes one inside quotes, as the tokenizer reads them). */
 function quotesBalanced(line: string): boolean {
+  const first = line.indexOf('"');
+  if (first < 0) return true;
+  if (line.indexOf('\\', first) < 0) {
+    // No escapes (kube-proxy's comments): balanced when the quotes are even in number.
+    let count = 0;
+    for (let i = first; i >= 0; i = line.indexOf('"', i + 1)) count++;
+    return (count & 1) === 0;
+  }
   let open = false;
-  for (let i = line.indexOf('"'); i >= 0 && i < line.length; i++) {
+  for (let i = first; i >= 0 && i < line.length; i++) {
     const c = line.charCodeAt(i);
     if (c === 92 /* \ */ && open) i++;
     else if (c === 34) open = !open;
@@ -85,29 +99,46 @@ function quotesBalanced(line: string): boolean {
   return !open;
 }
 
-/** The last `-j NAME`/`-g NAME` outside quotes; undefined when quotes make a text search unsafe. */
+/**
+ * The last `-j NAME`/`-g NAME` (or `--jump`/`--goto`) outside quotes; undefined when quotes make a text
+ * search unsafe. One backward scan from the end of the line: the last marker wins, and a quote after it
+ * (or no marker in the rule's words) sends the line to the tokenizer.
+ */
 function findTargetInText(line: string, specStart: number): TargetRef | null | undefined {
-  const q = line.lastIndexOf('"');
-  if (q >= 0 && !quotesBalanced(line)) return undefined;
+  const lower = specStart - 1;
   let best = -1;
-  let marker = '';
-  for (const m of TARGET_MARKERS) {
-    const at = line.lastIndexOf(m);
-    if (at > best) {
-      best = at;
-      marker = m;
+  let markerLength = 0;
+  let goto = false;
+  for (let i = line.length - 1; i >= lower; i--) {
+    const c = line.charCodeAt(i);
+    if (c === 34 /* " */) break;
+    if (c !== 32 || line.charCodeAt(i + 1) !== 45 /* - */) continue;
+    const c2 = line.charCodeAt(i + 2);
+    if ((c2 === 106 /* j */ || c2 === 103) /* g */ && line.charCodeAt(i + 3) === 32) {
+      best = i;
+      markerLength = 4;
+      goto = c2 === 103;
+      break;
+    }
+    if (c2 === 45 && (line.startsWith(' --jump ', i) || line.startsWith(' --goto ', i))) {
+      best = i;
+      markerLength = 8;
+      goto = line.charCodeAt(i + 3) === 103;
+      break;
     }
   }
-  if (best >= specStart - 1 && best > q) {
-    let s = best + marker.length;
-    while (line.charCodeAt(s) === 32) s++;
-    let e = line.indexOf(' ', s);
-    if (e < 0) e = line.length;
-    if (e === s) return undefined;
-    return { kind: marker.includes('g') ? 'goto' : 'jump', name: line.slice(s, e), start: best + 1, end: e };
+  if (best < 0) {
+    // No marker after the last quote: a quote anywhere, or a `-j` the search cannot see, needs the words.
+    if (line.lastIndexOf('"') >= 0) return undefined;
+    return line.startsWith('-j ', specStart) || line.startsWith('-g ', specStart) ? undefined : null;
   }
-  if (line.startsWith('-j ', specStart) || line.startsWith('-g ', specStart)) return undefined;
-  return q < 0 ? null : undefined;
+  if (line.lastIndexOf('"', best) >= 0 && !quotesBalanced(line)) return undefined;
+  let s = best + markerLength;
+  while (line.charCodeAt(s) === 32) s++;
+  let e = line.indexOf(' ', s);
+  if (e < 0) e = line.length;
+  if (e === s) return undefined;
+  return { kind: goto ? 'goto' : 'jump', name: line.slice(s, e), start: best + 1, end: e };
 }
 
 export function findTargetInTokens(tok: TokenBuffer, from: number): TargetRef | null {

@@ -7,7 +7,7 @@
  */
 import { type Diagnostic, clipWords } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
-import { type HookName, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
+import { type Chain, type HookName, type Rule, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
 import { STANDARD_TARGETS, TARGETS } from '../targets/registry.ts';
 import { IptRule, type TargetRef } from './rule-node.ts';
 
@@ -73,86 +73,138 @@ function refOf(rule: unknown): TargetRef | null {
 
 export function resolveTable(table: Table, _family: Family, diagnostics: Diagnostic[]): void {
   const hooks = TABLE_HOOKS[table.name]?.hooks ?? {};
-  for (const chain of table.chains.values()) {
-    for (let i = 0; i < chain.rules.length; i++) {
-      const rule = chain.rules[i]!;
+  // Chains by ordinal, and for every rule (in chain order) the ordinal of the chain it jumps or goes to
+  // (-1: none), so the loop search below walks arrays instead of looking names up again.
+  const chains: Chain[] = [];
+  const ordinal = new Map<string, number>();
+  let ruleTotal = 0;
+  for (const [name, chain] of table.chains) {
+    ordinal.set(name, chains.length);
+    chains.push(chain);
+    ruleTotal += chain.rules.length;
+  }
+  const firstRule = new Int32Array(chains.length + 1);
+  const edge = new Int32Array(ruleTotal).fill(-1);
+  let seq = 0;
+  for (let c = 0; c < chains.length; c++) {
+    const chain = chains[c]!;
+    firstRule[c] = seq;
+    const rules = chain.rules;
+    for (let i = 0; i < rules.length; i++, seq++) {
+      const rule = rules[i]!;
       rule.index = i + 1;
       rule.chain = chain.name;
       const t = refOf(rule);
-      if (!t) continue;
-      const range = { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } };
-      const report = (code: Diagnostic['code'], message: string, severity: Diagnostic['severity'] = 'error') =>
-        diagnostics.push({ code, severity, message: clipWords(message), range });
-      if (t.kind === 'jump' && STANDARD_TARGETS.has(t.name)) continue;
-      const target = table.chains.get(t.name);
-      if (target) {
-        if (target.builtin)
-          report('builtin-chain', `cannot ${t.kind} to built-in chain ${t.name}: only user chains can be targets`);
+      if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
+      const to = ordinal.get(t.name);
+      if (to !== undefined) {
+        edge[seq] = to;
+        if (chains[to]!.builtin)
+          report(
+            diagnostics,
+            rule,
+            t,
+            'builtin-chain',
+            `cannot ${t.kind} to built-in chain ${t.name}: only user chains can be targets`,
+          );
         continue;
       }
       const mod = t.kind === 'jump' ? TARGETS.get(t.name) : undefined;
       if (!mod) {
         if (t.kind === 'jump' && KERNEL_TARGETS.has(t.name))
           report(
+            diagnostics,
+            rule,
+            t,
             'unknown-target',
             `target ${t.name} is not modelled: traces that reach this rule end as unknown`,
             'warning',
           );
-        else report('undeclared-target', undeclaredMessage(t.kind, t.name, table.name));
+        else report(diagnostics, rule, t, 'undeclared-target', undeclaredMessage(t.kind, t.name, table.name));
         continue;
       }
       if (mod.tables && !mod.tables.includes(table.name)) {
         report(
+          diagnostics,
+          rule,
+          t,
           'target-not-allowed',
           `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`,
         );
       } else if (mod.hooks && chain.name in hooks && !mod.hooks.includes(chain.name as HookName)) {
         report(
+          diagnostics,
+          rule,
+          t,
           'target-not-allowed',
           `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`,
         );
       }
     }
   }
-  findLoops(table, diagnostics);
+  firstRule[chains.length] = seq;
+  findLoops(chains, firstRule, edge, diagnostics);
 }
 
-/** Iterative DFS over jump/goto edges; reports each cycle once, at the rule that closes it. */
-function findLoops(table: Table, diagnostics: Diagnostic[]): void {
-  const state = new Map<string, 1 | 2>();
-  for (const start of table.chains.values()) {
-    if (state.has(start.name)) continue;
-    const stack: { name: string; i: number; rules: readonly unknown[] }[] = [
-      { name: start.name, i: 0, rules: start.rules },
-    ];
-    state.set(start.name, 1);
-    while (stack.length) {
-      const top = stack[stack.length - 1]!;
-      if (top.i >= top.rules.length) {
-        state.set(top.name, 2);
-        stack.pop();
+function report(
+  diagnostics: Diagnostic[],
+  rule: Rule,
+  t: TargetRef,
+  code: Diagnostic['code'],
+  message: string,
+  severity: Diagnostic['severity'] = 'error',
+): void {
+  const range = { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } };
+  diagnostics.push({ code, severity, message: clipWords(message), range });
+}
+
+/**
+ * Iterative DFS over the jump/goto edges (chain ordinals); reports each cycle once, at the rule that closes
+ * it. Chains are visited in the table's order and each chain's rules in order.
+ */
+function findLoops(chains: readonly Chain[], firstRule: Int32Array, edge: Int32Array, diagnostics: Diagnostic[]): void {
+  // 0: not seen, 1: on the stack, 2: done.
+  const state = new Uint8Array(chains.length);
+  const stack = new Int32Array(chains.length);
+  const at = new Int32Array(chains.length);
+  for (let start = 0; start < chains.length; start++) {
+    if (state[start] !== 0) continue;
+    let depth = 0;
+    stack[0] = start;
+    at[0] = firstRule[start]!;
+    state[start] = 1;
+    while (depth >= 0) {
+      const c = stack[depth]!;
+      const r = at[depth]!;
+      if (r >= firstRule[c + 1]!) {
+        state[c] = 2;
+        depth--;
         continue;
       }
-      const rule = top.rules[top.i++] as IptRule;
-      const t = refOf(rule);
-      if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
-      const s = state.get(t.name);
+      at[depth] = r + 1;
+      const to = edge[r]!;
+      if (to < 0) continue;
+      const s = state[to];
       if (s === 1) {
-        const from = stack.findIndex(f => f.name === t.name);
-        const cycle = [...stack.slice(from).map(f => f.name), t.name].join(' → ');
+        const names: string[] = [];
+        let from = 0;
+        while (stack[from] !== to) from++;
+        for (let k = from; k <= depth; k++) names.push(chains[stack[k]!]!.name);
+        names.push(chains[to]!.name);
+        const rule = chains[c]!.rules[r - firstRule[c]!]!;
+        const t = refOf(rule)!;
         diagnostics.push({
           code: 'jump-loop',
           severity: 'error',
           message: clipWords(
-            `jump loop ${cycle}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`,
+            `jump loop ${names.join(' → ')}: the kernel refuses to load this table (ELOOP; iptables-restore fails at the table's COMMIT, iptables-nft-restore with "RULE_APPEND failed (Too many links)")`,
           ),
           range: { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } },
         });
-      } else if (s === undefined) {
-        const next = table.chains.get(t.name);
-        if (!next) continue;
-        state.set(t.name, 1);
-        stack.push({ name: t.name, i: 0, rules: next.rules });
+      } else if (s === 0) {
+        state[to] = 1;
+        stack[++depth] = to;
+        at[depth] = firstRule[to]!;
       }
     }
   }
