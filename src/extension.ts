@@ -126,7 +126,9 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const manifestWorkspace = new ManifestWorkspace(
     settings,
     m => log.info(m),
-    (root, files, view) => manifestDiagnostics.publish(root, files, view.model.diagnostics),
+    workerSpawner(context.extensionUri, m => log.info(m)),
+    (root, files, summary) => manifestDiagnostics.publish(root, files, summary.diagnostics),
+    (label, cancel) => busy.start(label, cancel),
   );
   manifests = new ManifestRegistry(host, new KubeManifests(manifestWorkspace));
   const diffPanel = new DiffPanel(context.extensionUri, {

@@ -77,10 +77,16 @@ const BIG_DUMP = 'big/kube-320k.rules';
 const BIG_DUMP_CHANGED = 'big/kube-320k-changed.rules';
 /** The same text as plain text (not a dump): what opening 45 MB costs VS Code itself, for comparison. */
 const BIG_CONTROL = 'big/control-320k.txt';
+/**
+ * A cluster of 10,000 Services with their EndpointSlices (10 endpoints each) and one Node, as manifests
+ * (bench/synth-measure.ts): `nodes.yaml` and ten files of 1,000 Services each, 8 MB in all.
+ */
+const BIG_CLUSTER = 'big-cluster';
 
 /**
  * A copy of examples/ with what the checks need: the node address setting, the hostile dump, the bad
- * inputs of test/e2e/fixtures/responsive/ and a 320k-rule dump generated for this run.
+ * inputs of test/e2e/fixtures/responsive/, a 320k-rule dump and a 10k-Service cluster's manifests
+ * generated for this run.
  */
 function makeWorkspace(runDir) {
   const ws = path.join(runDir, 'examples');
@@ -96,7 +102,7 @@ function makeWorkspace(runDir) {
   fs.mkdirSync(path.join(ws, path.dirname(BIG_DUMP)), { recursive: true });
   // And the same dump with one Service's first endpoint at 25% instead of 10%, to compare with it, and
   // as plain text.
-  const generate = `const { generateKubeProxyDump } = require(${JSON.stringify(path.join(REPO, 'bench', 'generate.ts'))}); const fs = require('node:fs'); const text = generateKubeProxyDump(10000, 10); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP))}, text); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP_CHANGED))}, text.replace('--probability 0.10000000000 ', '--probability 0.25000000000 ')); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_CONTROL))}, 'a copy of kube-320k.rules that is not a dump\\n' + text);`;
+  const generate = `const { generateKubeProxyDump } = require(${JSON.stringify(path.join(REPO, 'bench', 'generate.ts'))}); const fs = require('node:fs'); const text = generateKubeProxyDump(10000, 10); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP))}, text); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP_CHANGED))}, text.replace('--probability 0.10000000000 ', '--probability 0.25000000000 ')); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_CONTROL))}, 'a copy of kube-320k.rules that is not a dump\\n' + text); const { generateManifests } = require(${JSON.stringify(path.join(REPO, 'bench', 'synth-measure.ts'))}); const docs = generateManifests(10000, 10).split('\\n---\\n'); const dir = ${JSON.stringify(path.join(ws, BIG_CLUSTER))}; fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(dir + '/nodes.yaml', docs[0] + '\\n'); for (let i = 0; i < 10; i++) fs.writeFileSync(dir + '/services-' + i + '.yaml', docs.slice(1 + i * 2000, 1 + (i + 1) * 2000).join('\\n---\\n') + '\\n');`;
   execFileSync(process.execPath, ['--import', 'tsx', '-e', generate], { cwd: REPO, stdio: 'inherit' });
   return ws;
 }

@@ -16,7 +16,20 @@ import type { LineVerdict } from '../editor/trace-lens.ts';
 import type { NodeFileText, NodeFilesSummary } from '../editor/node-files.ts';
 import type { CapturePacket, LiveView } from '../editor/live-compare.ts';
 import type { OutlineSymbol } from '../editor/symbols.ts';
-import type { DiffReport, InferredAddress, LiveComparison, NodeConfig, Trace } from '../engine/api.ts';
+import type { ManifestHover } from '../editor/kube/manifest-hover.ts';
+import type { ModeSetting } from '../editor/kube/cluster.ts';
+import type { NodePick } from '../editor/kube/node-rules.ts';
+import type { PortLens } from '../editor/kube/service-lens.ts';
+import type { DiagramModel } from './protocol.ts';
+import type {
+  DiffReport,
+  FileDiagnostic,
+  InferredAddress,
+  LiveComparison,
+  NodeConfig,
+  ProxyModeName,
+  Trace,
+} from '../engine/api.ts';
 
 /**
  * A dump's text; or its bytes (a file read from disk, decoded in the worker; the buffer is transferred);
@@ -90,6 +103,57 @@ export interface NodeRequest {
   readonly nodeFiles?: readonly NodeFileText[];
 }
 
+/**
+ * One file of a cluster's manifests: its URI string and its text (or bytes, or the pieces appended before
+ * under the key `${key}\n${file}`). The worker keeps the files that hold Kubernetes objects.
+ */
+export interface ManifestSource {
+  readonly file: string;
+  readonly source: DumpText;
+}
+
+/** What the extension keeps of a cluster's view (the view itself stays in the worker). */
+export interface ClusterSummary {
+  readonly label: string;
+  readonly mode: ProxyModeName;
+  /** The files read that hold Kubernetes objects (URI strings). */
+  readonly files: readonly string[];
+  readonly services: number;
+  readonly pods: number;
+  readonly nodes: readonly { readonly name: string; readonly ips: readonly string[] }[];
+  /** What reading the manifests found, at most `maxPerFile` of each file; `diagnosticCount` is them all. */
+  readonly diagnostics: readonly FileDiagnostic[];
+  readonly diagnosticCount: number;
+  /** Why the manifests cannot be traced end to end (manifest-trace.ts `nothingToTrace`), or null. */
+  readonly empty: string | null;
+  readonly family: 4 | 6;
+  readonly readMs: number;
+}
+
+/** A CodeLens of a Service port: `title` for ports kube-proxy writes no rules for, else the port's index to resolve. */
+export interface KubeLensRow {
+  readonly line: number;
+  readonly title: string | null;
+  readonly port: number;
+}
+
+/** An end-to-end trace from manifests, as the extension shows it; the node's dump is read with `kubeDump`. */
+export type KubeTrace =
+  | {
+      readonly ok: true;
+      readonly node: string;
+      readonly mode: ProxyModeName;
+      /** `client → node`: the hops' names. */
+      readonly route: string;
+      /** traceSummary of the trace. */
+      readonly summary: string;
+      readonly diagram: DiagramModel;
+      /** The name the node's dump opens under (`myk8s-worker.rules`). */
+      readonly dumpName: string;
+      readonly ms: number;
+    }
+  | { readonly ok: false; readonly error: string; readonly chooseNode?: readonly string[] };
+
 export interface Position {
   readonly line: number;
   readonly character: number;
@@ -148,6 +212,39 @@ export interface EngineMethods {
     params: { key: string };
     result: { inferred: InferredAddress[]; clusterNodes: { address: string; from: string }[] };
   };
+  /**
+   * Reads a cluster's manifests into its view (src/editor/kube/cluster.ts), kept under `key`: the model,
+   * and everything derived from it on demand (lenses, hovers, traces, synthesized dumps).
+   */
+  kubeLoad: {
+    params: {
+      key: string;
+      label: string;
+      mode: ModeSetting;
+      files: readonly ManifestSource[];
+      maxPerFile: number;
+    };
+    result: ClusterSummary;
+  };
+  /** The CodeLens rows of the Service ports in `file`. */
+  kubeLenses: { params: { key: string; file: string }; result: KubeLensRow[] };
+  /** The lens of one Service port (an end-to-end trace): `port` from `kubeLenses`. */
+  kubePortLens: { params: { key: string; port: number }; result: PortLens | null };
+  kubeHover: { params: { key: string; file: string } & Position; result: ManifestHover | null };
+  kubeSuggest: { params: { key: string; query: string; limit: number }; result: PacketSuggestion[] };
+  /** Traces `packet` end to end (`node`: the receiving node when the manifests cannot say). */
+  kubeTrace: { params: { key: string; packet: string; node: string | null }; result: KubeTrace };
+  kubeNodePicks: { params: { key: string }; result: NodePick[] };
+  /**
+   * `limit` characters from `offset` of the rules synthesized for `node` (`traced`: as the last trace on it
+   * showed them), so a 45 MB dump crosses in pieces; null when the manifests define no such node.
+   */
+  kubeDump: {
+    params: { key: string; node: string; traced: boolean; offset: number; limit: number };
+    result: { text: string; total: number; fileName: string } | null;
+  };
+  /** The addresses of the Node object a dump's file name names (or the only node): kube/dump-node.ts. */
+  kubeDumpNode: { params: { key: string; fileName: string }; result: InferredAddress[] };
   /** The worker's heap, for the log and the bench. */
   memory: { params: Record<string, never>; result: { heapUsed: number } };
 }

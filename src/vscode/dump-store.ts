@@ -270,7 +270,7 @@ function transferable(source: DumpText): ArrayBuffer[] {
  * The document's text in pieces of about PIECE_CHARS characters (whole lines), read one task at a time:
  * neither reading a 45 MB document nor copying it to the worker holds the extension host for long.
  */
-function* documentPieces(doc: vscode.TextDocument): Generator<string> {
+export function* documentPieces(doc: vscode.TextDocument): Generator<string> {
   const version = doc.version;
   const lines = doc.lineCount;
   // Lines per piece follow the length of the lines read so far.

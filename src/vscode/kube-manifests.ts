@@ -1,24 +1,18 @@
 /**
  * The manifest features: Service hovers and per-port CodeLens in Kubernetes YAML documents, "Show kube-proxy
  * Rules for Node…", and "Trace Packet…" end to end from the manifests. Glue only: what is shown comes from
- * src/editor/kube; the manifests come from `ManifestWorkspace`.
+ * src/editor/kube, run by the manifests' engine worker (src/worker/kube-host.ts) through the cluster's
+ * `ClusterHandle` from `ManifestWorkspace`; nothing here reads a manifest or traces a packet.
  */
 import * as vscode from 'vscode';
 import { error, info, warn } from './notify.ts';
-import type { ClusterView } from '../editor/kube/cluster.ts';
-import { manifestHoverAt } from '../editor/kube/manifest-hover.ts';
-import { clusterFamily, manifestSuggestions, nothingToTrace, runManifestTrace } from '../editor/kube/manifest-trace.ts';
-import { nodeDump, nodeDumpFileName, nodePicks } from '../editor/kube/node-rules.ts';
-import { noRulesTitle, portLens } from '../editor/kube/service-lens.ts';
 import { fieldsToText } from '../editor/packet-fields.ts';
 import { pushHistory } from '../editor/packet-suggest.ts';
-import { traceSummary } from '../editor/run-trace.ts';
-import { TextLines } from '../editor/text-lines.ts';
-import type { ServicePortInfo } from '../engine/api.ts';
+import { PIECE_CHARS, isCancelled } from '../worker/client.ts';
 import type { PacketFields } from '../shared/protocol.ts';
 import { COMMANDS, HISTORY_KEY, KUBERNETES_CONTEXT, YAML_LANGUAGE_ID } from './commands.ts';
 import { lineStart, toMarkdown, toRange } from './convert.ts';
-import type { Cluster, ManifestWorkspace } from './manifest-workspace.ts';
+import type { Cluster, ClusterHandle, ManifestWorkspace } from './manifest-workspace.ts';
 import type { ManifestFeatures, ManifestHost } from './manifest-registry.ts';
 import { type PacketSource, askPacket } from './packet-input.ts';
 import { VIRTUAL_SCHEME } from './virtual-dumps.ts';
@@ -33,22 +27,52 @@ export interface PortTraceArgument {
 class PortCodeLens extends vscode.CodeLens {
   constructor(
     range: vscode.Range,
-    readonly view: ClusterView,
-    readonly port: ServicePortInfo,
+    readonly view: ClusterHandle,
+    readonly port: number,
     readonly doc: vscode.TextDocument,
   ) {
     super(range);
   }
 }
 
-function manifestSource(view: ClusterView): PacketSource {
+function manifestSource(view: ClusterHandle): PacketSource {
   return {
-    family: clusterFamily(view),
+    family: view.summary.family,
     heading: `Service ports of ${view.label}`,
     delayMs: 60,
-    suggest: (q, limit) => manifestSuggestions(view, q, limit),
+    suggest: (query, limit) => view.ask('kubeSuggest', { query, limit }).catch(() => []),
     describe: s => s.label,
   };
+}
+
+/** Whatever a request answers, or `fallback` when the manifests changed meanwhile (the request was cancelled). */
+async function unlessCancelled<T>(work: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (isCancelled(e)) return fallback;
+    throw e;
+  }
+}
+
+/** The rules of a node as the worker synthesized them, read a piece per task (a big cluster's are 45 MB). */
+async function readNodeDump(
+  view: ClusterHandle,
+  node: string,
+  traced: boolean,
+): Promise<{ text: string; fileName: string } | null> {
+  const pieces: string[] = [];
+  let fileName = '';
+  for (let offset = 0; ;) {
+    const r = await view.ask('kubeDump', { node, traced, offset, limit: PIECE_CHARS });
+    if (!r) return null;
+    fileName = r.fileName;
+    pieces.push(r.text);
+    offset += r.text.length;
+    if (offset >= r.total || r.text.length === 0) break;
+    await new Promise(resolve => setTimeout(resolve, 0));
+  }
+  return { text: pieces.join(''), fileName };
 }
 
 function isYamlUri(uri: vscode.Uri): boolean {
@@ -99,6 +123,7 @@ export class KubeManifests implements ManifestFeatures {
       vscode.workspace.onDidCloseTextDocument(doc => {
         // Closed without saving: the file on disk counts again.
         if (doc.languageId === YAML_LANGUAGE_ID && doc.isDirty) this.workspace.edited(doc);
+        this.workspace.closed(doc);
       }),
     ];
   }
@@ -109,13 +134,17 @@ export class KubeManifests implements ManifestFeatures {
     token: vscode.CancellationToken,
   ): Promise<vscode.Hover | undefined> {
     if (!this.workspace.isKubernetes(doc)) return undefined;
-    const view = await this.workspace.viewFor(doc);
-    if (token.isCancellationRequested) return undefined;
-    const key = doc.uri.toString();
-    // Positions are read in the text the view was made from (it may lag an edit by a moment).
-    const text = view.files.find(f => f.file === key)?.text ?? doc.getText();
-    const h = manifestHoverAt(view, key, new TextLines(text), pos.line, pos.character);
-    return h ? new vscode.Hover(toMarkdown(h.markdown), toRange(h.range)) : undefined;
+    const h = await unlessCancelled(
+      this.workspace
+        .viewFor(doc)
+        .then(view =>
+          token.isCancellationRequested
+            ? null
+            : view.ask('kubeHover', { file: doc.uri.toString(), line: pos.line, character: pos.character }),
+        ),
+      null,
+    );
+    return h && !token.isCancellationRequested ? new vscode.Hover(toMarkdown(h.markdown), toRange(h.range)) : undefined;
   }
 
   private async provideCodeLenses(
@@ -124,28 +153,26 @@ export class KubeManifests implements ManifestFeatures {
     token: vscode.CancellationToken,
   ): Promise<vscode.CodeLens[]> {
     if (!host.settings().serviceLenses || !this.workspace.isKubernetes(doc)) return [];
-    const view = await this.workspace.viewFor(doc);
-    if (token.isCancellationRequested) return [];
-    const out: vscode.CodeLens[] = [];
-    for (const service of view.servicesIn(doc.uri.toString())) {
-      const none = noRulesTitle(service);
-      if (none) {
-        for (const p of service.ports)
-          out.push(new vscode.CodeLens(lineStart(p.loc.range.start.line), { title: none, command: '' }));
-        continue;
-      }
-      for (const sp of view.portsOf(service))
-        out.push(new PortCodeLens(lineStart(sp.loc.range.start.line), view, sp, doc));
-    }
-    return out;
+    return unlessCancelled(
+      (async () => {
+        const view = await this.workspace.viewFor(doc);
+        if (token.isCancellationRequested) return [];
+        const rows = await view.ask('kubeLenses', { file: doc.uri.toString() });
+        return rows.map(r =>
+          r.title !== null
+            ? new vscode.CodeLens(lineStart(r.line), { title: r.title, command: '' })
+            : new PortCodeLens(lineStart(r.line), view, r.port, doc),
+        );
+      })(),
+      [],
+    );
   }
 
   private async resolveCodeLens(lens: vscode.CodeLens, token: vscode.CancellationToken): Promise<vscode.CodeLens> {
-    if (!(lens instanceof PortCodeLens)) return lens;
-    // Each port is an end-to-end trace (tens of ms on big clusters): let hovers and other requests in between.
-    await new Promise(resolve => setTimeout(resolve, 0));
-    if (token.isCancellationRequested) return lens;
-    const l = portLens(lens.view, lens.port);
+    if (!(lens instanceof PortCodeLens) || token.isCancellationRequested) return lens;
+    // Each port is an end-to-end trace, in the worker (the view's first one synthesizes the node's rules).
+    const l = await unlessCancelled(lens.view.ask('kubePortLens', { port: lens.port }), null);
+    if (!l) return lens;
     const arg: PortTraceArgument = { uri: lens.doc.uri.toString(), packet: l.packet, node: l.node };
     lens.command = { title: l.title, tooltip: l.tooltip, command: COMMANDS.traceFromManifests, arguments: [arg] };
     return lens;
@@ -159,12 +186,10 @@ export class KubeManifests implements ManifestFeatures {
     const cluster = await this.workspace.clusterOf(uri);
     const view = await this.workspace.view(cluster, doc);
     if (!arg.packet) {
-      void warn(
-        nothingToTrace(view) ?? `Packet Lens: nothing to trace for this port in the manifests of ${view.label}.`,
-      );
+      void warn(view.summary.empty ?? `Packet Lens: nothing to trace for this port in the manifests of ${view.label}.`);
       return;
     }
-    if (this.run(host, cluster, view, arg.packet, arg.node))
+    if (await this.run(host, cluster, view, arg.packet, arg.node))
       await host.memento.update(HISTORY_KEY, pushHistory(host.memento.get<string[]>(HISTORY_KEY, []), arg.packet));
   }
 
@@ -193,7 +218,7 @@ export class KubeManifests implements ManifestFeatures {
     }
     const cluster = await this.workspace.clusterOf(uri);
     const view = await this.workspace.view(cluster, doc);
-    const empty = nothingToTrace(view);
+    const empty = view.summary.empty;
     if (empty) {
       void warn(`Packet Lens: ${empty}`);
       return;
@@ -203,7 +228,7 @@ export class KubeManifests implements ManifestFeatures {
       arg && typeof arg === 'object' && typeof (arg as { packet?: unknown }).packet === 'string'
         ? (arg as { packet: string }).packet
         : null;
-    const initial = given ?? manifestSuggestions(view, '', 1)[0]?.text ?? '';
+    const initial = given ?? (await view.ask('kubeSuggest', { query: '', limit: 1 }))[0]?.text ?? '';
     const packet = await askPacket(
       manifestSource(view),
       `Trace a packet end to end through the manifests of ${view.label}`,
@@ -211,7 +236,7 @@ export class KubeManifests implements ManifestFeatures {
       history,
     );
     if (!packet) return;
-    if (this.run(host, cluster, view, packet, null))
+    if (await this.run(host, cluster, view, packet, null))
       await host.memento.update(HISTORY_KEY, pushHistory(history, packet));
   }
 
@@ -228,16 +253,22 @@ export class KubeManifests implements ManifestFeatures {
     const view = await this.workspace.view(cluster);
     const packet = typeof fields === 'string' ? fields : fieldsToText(fields);
     // The receiving node follows the packet; the node of the last trace stands in when the manifests cannot say.
-    const first = runManifestTrace(view, packet, null);
+    const first = await view.ask('kubeTrace', { packet, node: null });
     const node = !first.ok && first.chooseNode ? q.get('node') : null;
-    if (this.run(host, cluster, view, packet, node) && typeof fields !== 'string')
+    if ((await this.run(host, cluster, view, packet, node)) && typeof fields !== 'string')
       await host.memento.update(HISTORY_KEY, pushHistory(host.memento.get<string[]>(HISTORY_KEY, []), packet));
   }
 
   /** Traces end to end and shows the diagram; the node's rules become a virtual dump its lines point into. */
-  private run(host: ManifestHost, cluster: Cluster, view: ClusterView, packet: string, node: string | null): boolean {
+  private async run(
+    host: ManifestHost,
+    cluster: Cluster,
+    view: ClusterHandle,
+    packet: string,
+    node: string | null,
+  ): Promise<boolean> {
     const t0 = performance.now();
-    const r = runManifestTrace(view, packet, node);
+    const r = await view.ask('kubeTrace', { packet, node });
     if (!r.ok && r.chooseNode?.length && node === null) {
       // The manifests cannot say which node receives the packet: ask, instead of failing.
       void vscode.window
@@ -254,17 +285,18 @@ export class KubeManifests implements ManifestFeatures {
       host.panelError(r.error);
       return false;
     }
-    const uri = this.dumpUri(host, cluster, nodeDumpFileName(r.value.node, r.dump.text));
-    host.virtualDumps.set(uri, r.dump.text);
+    const uri = this.dumpUri(host, cluster, r.dumpName);
+    // The diagram first; the node's rules (which its lines point into) follow in pieces.
     host.showDiagram(r.diagram, uri, 'manifests');
-    const route = r.value.hops.map(h => h.name).join(' → ');
     vscode.window.setStatusBarMessage(
-      `Packet Lens: ${route}: ${traceSummary(r.value.trace)} (${(performance.now() - t0).toFixed(1)} ms)`,
+      `Packet Lens: ${r.route}: ${r.summary} (${(performance.now() - t0).toFixed(1)} ms)`,
       8000,
     );
     host.log(
-      `traced ${packet} from the manifests of ${view.label} on ${r.value.node} (${r.value.mode} mode) in ${(performance.now() - t0).toFixed(1)} ms`,
+      `traced ${packet} from the manifests of ${view.label} on ${r.node} (${r.mode} mode) in ${(performance.now() - t0).toFixed(1)} ms (${r.ms.toFixed(1)} ms in the worker)`,
     );
+    const dump = await unlessCancelled(readNodeDump(view, r.node, true), null);
+    if (dump) host.virtualDumps.set(uri, dump.text);
     return true;
   }
 
@@ -281,9 +313,8 @@ export class KubeManifests implements ManifestFeatures {
     const node = q.get('node');
     if (!root || !node) return null;
     const view = await this.workspace.view(this.workspace.clusterAt(vscode.Uri.parse(root)));
-    if (!view.node(node))
-      return `# The manifests of ${view.label} no longer define node ${node.replace(/\n/g, ' ')}.\n`;
-    return nodeDump(view, node).text;
+    const dump = await readNodeDump(view, node, false);
+    return dump?.text ?? `# The manifests of ${view.label} no longer define node ${node.replace(/\n/g, ' ')}.\n`;
   }
 
   /** The cluster to show rules for: the active manifest's, an open synthesized dump's, or one picked from the workspace. */
@@ -320,30 +351,31 @@ export class KubeManifests implements ManifestFeatures {
     const cluster = await this.pickCluster();
     if (!cluster) return;
     const view = await this.workspace.view(cluster);
-    if (view.model.nodes.length === 0) {
+    if (view.summary.nodes.length === 0) {
       void warn(
         `Packet Lens: the manifests of ${view.label} define no nodes, so there is no node to write kube-proxy's rules for. Add Node objects (kubectl get nodes -o yaml) or a kind Cluster config.`,
       );
       return;
     }
-    const picks = nodePicks(view).map(p => ({
+    const picks = (await view.ask('kubeNodePicks', {})).map(p => ({
       label: p.label,
       description: p.description,
       detail: p.detail,
       node: p.node,
     }));
     const pick = await vscode.window.showQuickPick(picks, {
-      title: `Show kube-proxy Rules for Node · ${view.label} (${view.mode} mode)`,
+      title: `Show kube-proxy Rules for Node · ${view.label} (${view.summary.mode} mode)`,
       placeHolder: 'The node whose kube-proxy rules to synthesize',
       matchOnDescription: true,
       matchOnDetail: true,
     });
     if (!pick) return;
     const t0 = performance.now();
-    const dump = nodeDump(view, pick.node);
-    await host.virtualDumps.show(this.dumpUri(host, cluster, nodeDumpFileName(pick.node, dump.text)), dump.text);
+    const dump = await readNodeDump(view, pick.node, false);
+    if (!dump) return;
+    await host.virtualDumps.show(this.dumpUri(host, cluster, dump.fileName), dump.text);
     host.log(
-      `kube-proxy rules of ${pick.node} (${view.label}, ${view.mode} mode): ${dump.text.length} characters in ${(performance.now() - t0).toFixed(1)} ms`,
+      `kube-proxy rules of ${pick.node} (${view.label}, ${view.summary.mode} mode): ${dump.text.length} characters in ${(performance.now() - t0).toFixed(1)} ms`,
     );
   }
 }

@@ -1,26 +1,46 @@
 /**
  * The Kubernetes manifests of the workspace, read through `workspace.findFiles` and `workspace.fs` (so it
  * works in virtual workspaces and the web extension), grouped into clusters (editor/kube/detect.ts: a
- * document's folder, widened to parent folders that hold manifests) and turned into one `ClusterView` per
- * cluster on demand. Open documents count with their unsaved text. Views are dropped when a YAML file
- * changes on disk (a file watcher) or an open manifest is edited (after a quiet moment), and listeners
- * are told so CodeLens and open synthesized dumps follow.
+ * document's folder, widened to parent folders that hold manifests) and sent to the manifests' engine
+ * worker, which builds and keeps one view per cluster (src/worker/kube-host.ts): reading 10k Services,
+ * synthesizing a node's rules and tracing never run on the extension host's thread. A `ClusterHandle`
+ * is the extension's side of one view: its summary, and `ask` for everything else. Open documents count
+ * with their unsaved text. Views are dropped when a YAML file changes on disk (a file watcher) or an open
+ * manifest is edited (after a quiet moment), and listeners are told so CodeLens and open synthesized
+ * dumps follow; work still running for stale manifests (an edit, a closed editor) is cancelled by
+ * stopping the worker.
  *
  * Nothing is read until a provider asks about a document that holds Kubernetes objects.
  */
 import * as vscode from 'vscode';
 import { warn } from './notify.ts';
-import { ClusterView, type ManifestFile } from '../editor/kube/cluster.ts';
 import { clusterRoot, clusterRoots, dirOf, isKubernetesText, isUnder } from '../editor/kube/detect.ts';
 import type { Settings } from '../editor/settings.ts';
 import { PromiseCache } from '../editor/promise-cache.ts';
+import type { ClusterSummary, ManifestSource, Method, Params, Result } from '../shared/engine-protocol.ts';
+import { EngineWorker, PIECE_CHARS, type SpawnWorker, stringPieces } from '../worker/client.ts';
 import { YAML_LANGUAGE_ID } from './commands.ts';
+import { wholeLines } from './convert.ts';
+import { documentPieces } from './dump-store.ts';
 
 const YAML_GLOB = '**/*.{yaml,yml}';
 const EXCLUDE = '**/{node_modules,.git}/**';
 const YAML_NAME = /\.ya?ml$/i;
 /** Edits settle this long before the manifests are read again. */
 const QUIET_MS = 400;
+/** A document this long is told apart as Kubernetes by its first lines when they suffice (getText is a copy). */
+const DETECT_LINES = 400;
+
+type KubeMethod = Extract<Method, `kube${string}`>;
+
+/** The extension's side of one cluster's view, which the manifests' worker holds. */
+export interface ClusterHandle {
+  readonly root: vscode.Uri;
+  readonly label: string;
+  readonly summary: ClusterSummary;
+  /** Asks the worker holding the view; fails with `Cancelled` once the manifests changed. */
+  ask<M extends KubeMethod>(method: M, params: Omit<Params<M>, 'key'>): Promise<Result<M>>;
+}
 
 export interface Cluster {
   /** The cluster folder (or, outside a workspace, the document itself). */
@@ -34,7 +54,7 @@ export class ManifestWorkspace implements vscode.Disposable {
   /** Texts of files not open in an editor, until they change on disk. */
   private readonly disk = new PromiseCache<string, string | null>();
   /** Each cluster's view and each manifest's cluster, until something changes. */
-  private readonly views = new PromiseCache<string, ClusterView>();
+  private readonly views = new PromiseCache<string, ClusterHandle>();
   private readonly roots = new PromiseCache<string, Cluster>();
   private readonly classified = new Map<string, { version: number; kube: boolean }>();
   private readonly emitter = new vscode.EventEmitter<void>();
@@ -43,12 +63,21 @@ export class ManifestWorkspace implements vscode.Disposable {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private watching = false;
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** The worker holding the views (one for every cluster), started when the first view is built. */
+  private worker: EngineWorker | null = null;
+  /** Keys of the views the worker holds. */
+  private readonly held = new Set<string>();
+  private nextKey = 1;
 
   constructor(
     private readonly settings: () => Settings,
     private readonly log: (message: string) => void,
-    /** Each view built: its cluster root, the files read and the view (for the Problems panel). */
-    private readonly built: (root: string, files: readonly string[], view: ClusterView) => void = () => {},
+    /** Starts the manifests' engine worker (spawn-node.ts / spawn-web.ts). */
+    private readonly spawn: SpawnWorker,
+    /** Each view built: its cluster root, the files read and the view's summary (for the Problems panel). */
+    private readonly built: (root: string, files: readonly string[], summary: ClusterSummary) => void = () => {},
+    /** Shows that the manifests are read (the status bar's spinner) until the returned function is called. */
+    private readonly progress: (label: string, cancel: () => void) => () => void = () => () => {},
   ) {}
 
   /** Whether the document is YAML holding Kubernetes objects (a text test, cached per version). */
@@ -57,15 +86,34 @@ export class ManifestWorkspace implements vscode.Disposable {
     const key = doc.uri.toString();
     const c = this.classified.get(key);
     if (c && c.version === doc.version) return c.kube;
-    const kube = isKubernetesText(doc.getText());
+    // The first lines of a big manifest usually say (copying 8 MB of text to test it holds the thread).
+    const head = doc.lineCount > DETECT_LINES ? doc.getText(wholeLines(0, DETECT_LINES)) : null;
+    const kube = (head !== null && isKubernetesText(head)) || isKubernetesText(doc.getText());
     this.classified.set(key, { version: doc.version, kube });
     return kube;
   }
 
-  /** A manifest document was edited: read the manifests again once typing pauses. */
+  /**
+   * A manifest document was edited: work still running for the old text is stopped at once, and the
+   * manifests are read again once typing pauses.
+   */
   edited(doc: vscode.TextDocument): void {
     const was = this.classified.get(doc.uri.toString())?.kube ?? false;
-    if (was || this.isKubernetes(doc)) this.invalidate(QUIET_MS);
+    if (!was && !this.isKubernetes(doc)) return;
+    if (this.worker?.busy) this.stopWorker(`${vscode.workspace.asRelativePath(doc.uri)} changed`);
+    this.invalidate(QUIET_MS);
+  }
+
+  /**
+   * A document was closed: with no Kubernetes manifest left open, the worker and the views it holds go
+   * (whatever it was still doing is cancelled); the next request reads the manifests again.
+   */
+  closed(doc: vscode.TextDocument): void {
+    if (doc.languageId !== YAML_LANGUAGE_ID) return;
+    this.classified.delete(doc.uri.toString());
+    if (!this.worker) return;
+    const open = vscode.workspace.textDocuments.some(d => d !== doc && !d.isClosed && this.isKubernetes(d));
+    if (!open) this.stopWorker('no Kubernetes manifest is open');
   }
 
   /** Settings that change the views (kube-proxy mode, scope) changed. */
@@ -74,7 +122,7 @@ export class ManifestWorkspace implements vscode.Disposable {
   }
 
   /** The cluster the document belongs to, and its view. */
-  async viewFor(doc: vscode.TextDocument): Promise<ClusterView> {
+  async viewFor(doc: vscode.TextDocument): Promise<ClusterHandle> {
     return this.view(await this.clusterOf(doc.uri), doc);
   }
 
@@ -106,8 +154,7 @@ export class ManifestWorkspace implements vscode.Disposable {
       files
         .filter(f => ancestors.has(dirOf(f.path)))
         .map(async f => {
-          const text = await this.text(f);
-          if (text !== null && isKubernetesText(text)) kubeDirs.add(dirOf(f.path));
+          if (await this.holdsKubernetes(f)) kubeDirs.add(dirOf(f.path));
         }),
     );
     const rootPath = clusterRoot(uri.path, kubeDirs, top);
@@ -123,8 +170,7 @@ export class ManifestWorkspace implements vscode.Disposable {
     const kube: vscode.Uri[] = [];
     await Promise.all(
       files.map(async f => {
-        const text = await this.text(f);
-        if (text !== null && isKubernetesText(text)) kube.push(f);
+        if (await this.holdsKubernetes(f)) kube.push(f);
       }),
     );
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
@@ -150,11 +196,19 @@ export class ManifestWorkspace implements vscode.Disposable {
   }
 
   /** The view of a cluster, read once until something changes. */
-  view(cluster: Cluster, doc?: vscode.TextDocument): Promise<ClusterView> {
+  view(cluster: Cluster, doc?: vscode.TextDocument): Promise<ClusterHandle> {
     return this.views.get(cluster.root.toString(), () => this.build(cluster, doc));
   }
 
-  private async build(cluster: Cluster, doc: vscode.TextDocument | undefined): Promise<ClusterView> {
+  /** Stops the worker (its requests fail with `Cancelled`) and forgets the views it held. */
+  private stopWorker(reason: string): void {
+    this.worker?.terminate(reason);
+    this.worker = null;
+    this.held.clear();
+    this.views.clear();
+  }
+
+  private async build(cluster: Cluster, doc: vscode.TextDocument | undefined): Promise<ClusterHandle> {
     const t0 = performance.now();
     const s = this.settings();
     const rootIsFile = YAML_NAME.test(cluster.root.path) || cluster.root.scheme === 'untitled';
@@ -170,40 +224,88 @@ export class ManifestWorkspace implements vscode.Disposable {
       members = members.slice(0, s.limits.maxManifestFiles);
     }
     if (doc && !members.some(m => m.toString() === doc.uri.toString())) members.push(doc.uri);
-    const files: ManifestFile[] = [];
-    const texts = await Promise.all(members.map(m => this.text(m)));
-    members.forEach((m, i) => {
-      const text = texts[i];
-      if (text !== null && text !== undefined && isKubernetesText(text)) files.push({ file: m.toString(), text });
-    });
-    files.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-    const view = new ClusterView(cluster.label, files, s.kubeProxy.mode);
-    const m = view.model;
+    const texts = await Promise.all(members.map(m => this.source(m)));
+    const worker = (this.worker ??= new EngineWorker(this.spawn));
+    const key = `cluster-${this.nextKey++}`;
+    const files: ManifestSource[] = [];
+    let inline = 0;
+    for (let i = 0; i < members.length; i++) {
+      const file = members[i]!.toString();
+      const t = texts[i];
+      if (t === null || t === undefined) continue;
+      if (typeof t !== 'string') {
+        // An open document: its text in pieces of whole lines, one task each.
+        for (const piece of t) await this.append(worker, `${key}\n${file}`, piece);
+        files.push({ file, source: { appended: true } });
+      } else if (inline + t.length <= PIECE_CHARS) {
+        inline += t.length;
+        files.push({ file, source: { text: t } });
+      } else {
+        for (const piece of stringPieces(t)) await this.append(worker, `${key}\n${file}`, piece);
+        files.push({ file, source: { appended: true } });
+      }
+    }
+    const end = this.progress(`reading the manifests of ${cluster.label} (${files.length} files)…`, () =>
+      this.stopWorker(`reading the manifests of ${cluster.label} was stopped`),
+    );
+    let summary: ClusterSummary;
+    try {
+      summary = await worker.request('kubeLoad', {
+        key,
+        label: cluster.label,
+        mode: s.kubeProxy.mode,
+        files,
+        maxPerFile: s.limits.maxDiagnostics,
+      });
+    } finally {
+      end();
+    }
+    this.held.add(key);
     this.log(
-      `manifests of ${cluster.label}: ${files.length} Kubernetes file${files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${m.services.length} Services, ${m.nodes.length} nodes, ${m.pods.length} pods, ${view.mode} mode, read in ${(performance.now() - t0).toFixed(0)} ms`,
+      `manifests of ${cluster.label}: ${summary.files.length} Kubernetes file${summary.files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${summary.services} Services, ${summary.nodes.length} nodes, ${summary.pods} pods, ${summary.mode} mode, read in ${summary.readMs.toFixed(0)} ms by the worker (${(performance.now() - t0).toFixed(0)} ms in all)`,
     );
     // Each problem, so the log tells what the Problems panel shows and when it was found.
-    for (const d of m.diagnostics.slice(0, 50))
+    for (const d of summary.diagnostics.slice(0, 50))
       this.log(`manifest problem (${cluster.label}): ${d.file}:${d.range.start.line + 1}: ${d.severity}: ${d.message}`);
-    if (m.diagnostics.length > 50) this.log(`… and ${m.diagnostics.length - 50} more manifest problems`);
+    if (summary.diagnosticCount > 50) this.log(`… and ${summary.diagnosticCount - 50} more manifest problems`);
     this.built(
       cluster.root.toString(),
       members.map(u => u.toString()),
-      view,
+      summary,
     );
     if (skipped)
       void warn(
         `Packet Lens: ${cluster.label} has more than ${s.limits.maxManifestFiles} YAML files; only the first ${s.limits.maxManifestFiles} are read (packetlens.limits.maxManifestFiles).`,
       );
-    return view;
+    return {
+      root: cluster.root,
+      label: cluster.label,
+      summary,
+      ask: (method, params) => worker.request(method, { ...params, key } as never),
+    };
   }
 
-  /** An open document's current text, else the file's text from disk (cached until it changes). */
-  private text(uri: vscode.Uri): Promise<string | null> {
+  /** Sends one piece of a file's text, then lets other tasks in (a piece is about a millisecond to copy). */
+  private async append(worker: EngineWorker, key: string, text: string): Promise<void> {
+    worker.request('append', { key, text }).catch(() => {});
+    await new Promise(r => setTimeout(r, 0));
+  }
+
+  /** An open document's text in pieces (read when sent), else the file's text from disk. */
+  private source(uri: vscode.Uri): Promise<string | null | Iterable<string>> {
     const key = uri.toString();
     const open = vscode.workspace.textDocuments.find(d => d.uri.toString() === key);
-    if (open) return Promise.resolve(open.getText());
+    if (open) return Promise.resolve(open.lineCount > DETECT_LINES ? documentPieces(open) : open.getText());
     return this.disk.get(key, () => this.readDisk(uri));
+  }
+
+  /** Whether a file holds Kubernetes objects: an open document's current text, else the file's on disk. */
+  private async holdsKubernetes(uri: vscode.Uri): Promise<boolean> {
+    const key = uri.toString();
+    const open = vscode.workspace.textDocuments.find(d => d.uri.toString() === key);
+    if (open) return open.languageId === YAML_LANGUAGE_ID ? this.isKubernetes(open) : isKubernetesText(open.getText());
+    const text = await this.disk.get(key, () => this.readDisk(uri));
+    return text !== null && isKubernetesText(text);
   }
 
   private async readDisk(uri: vscode.Uri): Promise<string | null> {
@@ -255,6 +357,9 @@ export class ManifestWorkspace implements vscode.Disposable {
       this.timer = null;
       this.views.clear();
       this.roots.clear();
+      if (this.worker?.busy) this.stopWorker('the manifests changed');
+      for (const key of this.held) this.worker?.request('drop', { key }).catch(() => {});
+      this.held.clear();
       this.emitter.fire();
     }, delay);
   }
@@ -262,7 +367,7 @@ export class ManifestWorkspace implements vscode.Disposable {
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
     for (const s of this.subscriptions) s.dispose();
-    this.views.clear();
+    this.stopWorker('the extension stopped');
     this.disk.clear();
     this.emitter.dispose();
   }

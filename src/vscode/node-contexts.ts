@@ -6,7 +6,7 @@
  * the manifests beside the dump, and what the dump implies (asked of its engine worker).
  */
 import * as vscode from 'vscode';
-import { type InferredAddress, dumpNode } from '../engine/api.ts';
+import type { InferredAddress } from '../engine/api.ts';
 import {
   type NodeChoice,
   type NodeContext,
@@ -220,15 +220,15 @@ export class NodeContexts implements vscode.Disposable {
   private async manifestNode(uri: vscode.Uri): Promise<readonly InferredAddress[]> {
     if (uri.scheme === 'untitled' || !vscode.workspace.getWorkspaceFolder(uri)) return [];
     const view = await this.manifests.view(await this.manifests.clusterOf(uri));
-    if (view.model.nodes.length === 0) return [];
-    return dumpNode(view.set, view.model, fileName(uri))?.inferred ?? [];
+    if (view.summary.nodes.length === 0) return [];
+    return view.ask('kubeDumpNode', { fileName: fileName(uri) });
   }
 
   /** For a Kubernetes manifest: its cluster's nodes (name and addresses), or null for other documents. */
   async manifestNodes(doc: vscode.TextDocument): Promise<{ name: string; ips: readonly string[] }[] | null> {
     if (!this.manifests.isKubernetes(doc)) return null;
     const view = await this.manifests.viewFor(doc);
-    return view.model.nodes.map(n => ({ name: n.name, ips: n.ips }));
+    return view.summary.nodes.map(n => ({ name: n.name, ips: n.ips }));
   }
 
   /** The layers for a file, most explicit first (node-context.ts says how they combine). */

@@ -25,6 +25,7 @@ import { nftChainLenses, nftChainReferences } from '../editor/nft/lens.ts';
 import { nftDefinition, nftPrepareRename, nftReferences, nftRename } from '../editor/nft/navigation.ts';
 import { nftFolds, nftOutline } from '../editor/nft/outline.ts';
 import { type WorkerPort, inProcessPort } from './client.ts';
+import { KubeHost } from './kube-host.ts';
 import { type OutlineSymbol, outline } from '../editor/symbols.ts';
 import { type LineVerdict, traceLineVerdicts } from '../editor/trace-lens.ts';
 import { type NodeFileText, readNodeFiles } from '../editor/node-files.ts';
@@ -62,6 +63,8 @@ type Handlers = { [M in Method]: (p: Params<M>) => Result<M> | Promise<Result<M>
 export class EngineHost {
   private readonly docs = new Map<string, DumpIndex>();
   private readonly pieces = new Map<string, string[]>();
+  /** Clusters' manifests, by key (kube-host.ts). */
+  private readonly kube = new KubeHost((source, key) => this.textOf(source, key));
   private readonly outlines = new WeakMap<DumpIndex, OutlineSymbol[]>();
   /** The last node files read, per ruleset: a trace sends them each time, they are read once. */
   private readonly nodeReads = new WeakMap<
@@ -103,6 +106,7 @@ export class EngineHost {
     drop: p => {
       this.docs.delete(p.key);
       this.pieces.delete(p.key);
+      this.kube.drop(p.key);
       return null;
     },
     diagnostics: async p => {
@@ -222,6 +226,15 @@ export class EngineHost {
         clusterNodes: [...clusterNodeHints(rs)].map(([address, from]) => ({ address, from })),
       };
     },
+    kubeLoad: p => this.kube.load(p),
+    kubeLenses: p => this.kube.lenses(p),
+    kubePortLens: p => this.kube.portLens(p),
+    kubeHover: p => this.kube.hover(p),
+    kubeSuggest: p => this.kube.suggest(p),
+    kubeTrace: p => this.kube.trace(p),
+    kubeNodePicks: p => this.kube.nodePicks(p),
+    kubeDump: p => this.kube.dump(p),
+    kubeDumpNode: p => this.kube.dumpNode(p),
     memory: () => ({ heapUsed: this.heapUsed() }),
   };
 
@@ -270,11 +283,7 @@ export class EngineHost {
   private load(p: EngineMethods['load']['params']): DumpSummary {
     this.docs.delete(p.key); // the old parse can be collected while the new one is built
     const t0 = performance.now();
-    let text: string;
-    if ('appended' in p.source) {
-      text = (this.pieces.get(p.key) ?? []).join('');
-      this.pieces.delete(p.key);
-    } else text = textOf(p.source);
+    const text = this.textOf(p.source, p.key);
     const index = analyzeDump(text, { file: p.file, maxBytes: p.maxBytes });
     // The chain graph and the chain lenses belong to the parse: CodeLens and hovers after it read them.
     if (!index.nft) {
@@ -301,6 +310,14 @@ export class EngineHost {
       bytes: text.length,
       parseMs: performance.now() - t0,
     };
+  }
+
+  /** A source's text; appended pieces are taken from under `key` (and forgotten). */
+  private textOf(source: DumpText, key: string): string {
+    if (!('appended' in source)) return textOf(source);
+    const text = (this.pieces.get(key) ?? []).join('');
+    this.pieces.delete(key);
+    return text;
   }
 
   /** The node files read against a ruleset, once for the same files. */

@@ -252,7 +252,7 @@ export class Workbench {
    * The webview content frame whose document has `selector`. VS Code nests two iframes: the host page
    * (pre/index.html) and the content (#active-frame); code-server serves both from its own origin.
    */
-  async webviewFrame(selector, { timeout = 30_000 } = {}) {
+  async webviewFrame(selector, { timeout = 30_000, interval = 200 } = {}) {
     this.guard();
     const end = Date.now() + timeout;
     while (Date.now() < end) {
@@ -264,7 +264,7 @@ export class Workbench {
           /* detached while looking */
         }
       }
-      await this.page.waitForTimeout(200);
+      await this.page.waitForTimeout(interval);
     }
     throw new CheckFailure(`no webview shows ${selector} after ${timeout / 1000} s`);
   }
@@ -304,4 +304,63 @@ export function injectedElements({ marker, markup }) {
     }
   }
   return found;
+}
+
+/**
+ * The extension host's event-loop stalls (issue 12). With PACKETLENS_STALL_LOG (set by the runner) the
+ * extension logs every stall above 50 ms as `event loop stalled N ms (this thread ran M ms of it)`
+ * (src/vscode/spawn-node.ts): M is what the extension host's own thread ran, the rest of a stall is the
+ * 2-core machine running other threads (the engine workers, the renderer). A stall logged without the
+ * figure (Node before 23.9) counts whole. Marks are lengths of the log (`ctx.extensionLog().length`).
+ */
+export function hostStalls(ctx, from, to = ctx.extensionLog().length) {
+  const text = ctx.extensionLog().slice(from, to);
+  const found = [...text.matchAll(/event loop stalled (\d+) ms(?: \(this thread ran (\d+) ms of it\))?/g)];
+  const stalls = found.map(m => Number(m[1]));
+  const busy = found.map(m => Number(m[2] ?? m[1]));
+  return {
+    stalls,
+    busy,
+    longest: longestOf(stalls),
+    longestBusy: longestOf(busy),
+    text: `${stalls.length} (longest ${longestOf(stalls)} ms, of which the thread ran at most ${longestOf(busy)} ms)`,
+  };
+}
+
+const longestOf = list => (list.length ? Math.max(...list) : 0);
+
+/**
+ * Measures the host's stalls while `action` runs: first 5 s of the machine's own noise with nothing of
+ * ours running (`idleFile`, a small dump, open and idle), then `action()` with all editors closed, then
+ * 1.5 s for the log to reach its file (and, in a diagnostic run with PACKETLENS_CPU_PROFILE, 16 s for the
+ * last profile). Returns `{ idle, during, result }`, `result` being what `action` returned.
+ */
+export async function measureHostStalls(wb, ctx, idleFile, action) {
+  await wb.closeAllEditors();
+  await wb.openFile(idleFile);
+  await wb.page.waitForTimeout(1500);
+  const idleMark = ctx.extensionLog().length;
+  await wb.page.waitForTimeout(5000);
+  const idle = hostStalls(ctx, idleMark);
+  await wb.closeAllEditors();
+  const mark = ctx.extensionLog().length;
+  const result = await action();
+  await wb.page.waitForTimeout(1500);
+  if (process.env.PACKETLENS_CPU_PROFILE) await wb.page.waitForTimeout(16_000);
+  return {
+    idle: { ...idle, text: `${idle.stalls.length} in 5 s (longest ${idle.longest} ms)` },
+    during: hostStalls(ctx, mark),
+    result,
+  };
+}
+
+/**
+ * Fails when the extension host's thread itself ran more than `bound` ms in one stall: the goal is no
+ * stall above 50 ms, and on this shared machine a stall is mostly other threads running.
+ */
+export function expectHostThreadWithin(phase, bound, what) {
+  expect(
+    phase.longestBusy <= bound,
+    `the extension host's thread itself ran ${phase.longestBusy} ms during one stall (bound ${bound} ms) while ${what} (${phase.busy.join(', ')} ms)`,
+  );
 }

@@ -58,6 +58,25 @@ describe('extension architecture', () => {
     }
   });
 
+  it("the extension host's thread neither reads manifests nor traces them: the engine worker does", () => {
+    // Issue 12: reading 10k Services and tracing their ports held the extension host for seconds. The
+    // cluster views live in the worker (src/worker/kube-host.ts); the glue may import their types only.
+    const computing = [
+      /editor\/kube\/(cluster|manifest-trace|manifest-hover|service-lens|service-hover|field-hover|node-rules|probe|shares)\.ts$/,
+    ];
+    const engineCalls = /\b(readManifests|buildClusterModel|traceFromManifests|dumpNode|synthesize\w*)\b/;
+    for (const f of [...files('src/vscode'), 'src/extension.ts']) {
+      for (const m of read(f).matchAll(/^\s*(?:import|export)\s+(?!type\b)([^;]*?)from\s+'([^']+)'/gm)) {
+        assert.ok(!computing.some(c => c.test(m[2]!)), `${f} imports ${m[2]} (run it in the engine worker)`);
+        if (m[2]!.endsWith('engine/api.ts'))
+          assert.ok(
+            !engineCalls.test(m[1]!.replace(/\btype\s+\w+/g, '')),
+            `${f} imports ${m[1]!.trim()} from the engine`,
+          );
+      }
+    }
+  });
+
   it('engine values become editor values in src/vscode/convert.ts only', () => {
     for (const f of files('src/vscode').filter(x => !x.endsWith('convert.ts'))) {
       assert.ok(

@@ -55,7 +55,8 @@ export function runManifestTrace(view: ClusterView, packet: string, node: string
   if (!check.ok) return { ok: false, error: check.error };
   const parsed = parsePacketText(packet);
   if (!parsed.ok) return parsed;
-  const r = view.memoize<ManifestTraceResult>(`run ${packet} @${node ?? ''}`, () =>
+  // The key of shares.ts's `traceProbe`: a click on a port's CodeLens reuses the trace its title came from.
+  const r = view.memoize<ManifestTraceResult>(`trace ${packet} @${node ?? ''}`, () =>
     traceFromManifests(view.model, parsed.input, { node, mode: view.mode }),
   );
   if (!r.ok)
