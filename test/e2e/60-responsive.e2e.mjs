@@ -12,6 +12,8 @@
 // - a goto loop reached through -m statistic branches: Trace Packet ends within seconds with a message,
 //   and another dump's hover answers meanwhile;
 // - a Service with `port: "eighty"`: an error in the Problems panel, as in the CLI.
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   CheckFailure,
   clip,
@@ -67,6 +69,19 @@ export async function openLarge(wb, relPath) {
   return editor;
 }
 
+/** Runs `fn` with `extra` added to the workspace's settings (VS Code applies them as the file changes), then puts them back. */
+async function withSettings(wb, extra, fn) {
+  const file = path.join(wb.workspace, '.vscode', 'settings.json');
+  const saved = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, `${JSON.stringify({ ...JSON.parse(saved), ...extra }, null, 2)}\n`);
+  await wb.page.waitForTimeout(1500);
+  try {
+    return await fn();
+  } finally {
+    fs.writeFileSync(file, saved);
+  }
+}
+
 /**
  * Hovers `locator` once more with the mouse coming from off the editor: the time from the mouse stopping
  * on it to the hover being shown (VS Code waits editor.hover.delay, 100 ms in the e2e, before asking).
@@ -95,7 +110,10 @@ async function openTraceBigDump(wb, ctx) {
     .locator('.codelens-decoration a', { hasText: /referenced\sby|hook\s/ })
     .first()
     .waitFor({ timeout: 120_000 })
-    .then(() => Date.now() - t0);
+    .then(
+      () => `${Date.now() - t0} ms`,
+      () => 'not within 120 s',
+    );
   // Hover a Service chain declaration on the first screen while the dump is parsed and validated.
   const decl = editor
     .locator('.view-lines .view-line', { hasText: /^:KUBE-SVC-/ })
@@ -186,13 +204,18 @@ export const checks = [
         await wb.page.waitForTimeout(3000);
         const control = hostStalls(ctx, controlMark);
         await wb.closeAllEditors();
-        return { control, ...(await openTraceBigDump(wb, ctx)) };
+        // VS Code hides the CodeLens of files above 20 MB unless editor.largeFileOptimizations is off, as
+        // the README tells users of big dumps to do: off for this dump, so its first CodeLens is measured.
+        return {
+          control,
+          ...(await withSettings(wb, { 'editor.largeFileOptimizations': false }, () => openTraceBigDump(wb, ctx))),
+        };
       });
       const open = hostStalls(ctx, m.mark, m.afterOpen);
       const validate = hostStalls(ctx, m.afterOpen, m.beforeTrace);
       const trace = hostStalls(ctx, m.beforeTrace);
       ctx.log(
-        `big dump: opened in ${m.opened} ms, first CodeLens shown ${m.firstLens} ms after Quick Open's Enter, parsed (status bar) after ${m.parsed} ms; first hover ${m.hoverMs} ms, hover while validating ${m.hover2Ms} ms; ` +
+        `big dump: opened in ${m.opened} ms, first CodeLens shown ${m.firstLens} after Quick Open's Enter, parsed (status bar) after ${m.parsed} ms; first hover ${m.hoverMs} ms, hover while validating ${m.hover2Ms} ms; ` +
           `hovers after the parse shown ${m.hovers.join(', ')} ms after the mouse stopped (VS Code's hover delay is 100 ms of it); Trace Packet: diagram drawn ${m.traceMs} ms after Enter (${m.workerTrace ?? 'worker time not logged'}), trace CodeLens ${m.traceLensMs} ms; ` +
           `extension host stalls > 50 ms: idle before ${idle.text}; opening the same text as plain text (control) ${m.control.text}; opening ${open.text}; validating and hovering ${validate.text}; tracing ${trace.text}`,
       );
