@@ -3,9 +3,12 @@
  * so a linear walk costs O(services) per packet. A chain is indexed by the exact destination address its
  * rules name (or, failing that, by protocol and destination port): for a packet only the rules under its
  * key plus the rules without a key can match, in their original order. This changes cost, never results:
- * the evaluator falls back to the plain walk whenever it records why each rule missed.
+ * with why-not, a destination-indexed chain still says why each rule off the packet's key missed, from what the
+ * index recorded about it (`skippedMiss`), in the words the plain walk would use; a port-indexed one is walked
+ * in full (its first failing criterion may be any match before the port).
  */
 import type { Chain, Rule } from '../model.ts';
+import { type Net, formatNet } from '../net/addr.ts';
 import type { PacketState } from '../net/packet.ts';
 
 const MIN_RULES = 48;
@@ -17,6 +20,14 @@ export interface ChainIndex {
   readonly keyed: Map<string | number, number[]>;
   readonly rest: number[];
   readonly merged: Map<string | number, number[]>;
+  /**
+   * `dst` indexes: per rule position, the keyed rule's `-d` network (null for the rules in `rest`) and
+   * whether the rule has a `-s` criterion (the kernel checks it first, so it may be the one that fails).
+   */
+  readonly dstNets: (Net | null)[] | null;
+  readonly hasSrc: Uint8Array | null;
+  /** `formatNet` of `dstNets`, filled on first use. */
+  readonly dstWords: (string | undefined)[];
 }
 
 const indexes = new WeakMap<Chain, ChainIndex | null>();
@@ -54,8 +65,14 @@ export function chainIndex(chain: Chain): ChainIndex | null {
     for (const kind of ['dst', 'dport'] as const) {
       const keyed = new Map<string | number, number[]>();
       const rest: number[] = [];
+      const dstNets: (Net | null)[] | null = kind === 'dst' ? [] : null;
+      const hasSrc = kind === 'dst' ? new Uint8Array(chain.rules.length) : null;
       chain.rules.forEach((r, i) => {
         const k = kind === 'dst' ? dstKey(r) : dportKey(r);
+        if (dstNets && hasSrc) {
+          dstNets.push(k === null ? null : r.ip.dst!.value);
+          hasSrc[i] = r.ip.src ? 1 : 0;
+        }
         if (k === null) rest.push(i);
         else {
           const list = keyed.get(k);
@@ -64,7 +81,7 @@ export function chainIndex(chain: Chain): ChainIndex | null {
         }
       });
       if (rest.length * 4 <= chain.rules.length) {
-        index = { kind, keyed, rest, merged: new Map() };
+        index = { kind, keyed, rest, merged: new Map(), dstNets, hasSrc, dstWords: [] };
         break;
       }
     }
@@ -94,4 +111,19 @@ export function candidates(index: ChainIndex, key: string | number | null): numb
   }
   if (index.merged.size < 100000) index.merged.set(key, out);
   return out;
+}
+
+/**
+ * Why the rule at position `i` of a `dst`-indexed chain, which is not among the packet's candidates, did not
+ * match: its `-d` names another address. Null when the rule has a `-s` criterion, which the kernel checks
+ * first (`ip_packet_match`): the caller asks the rule itself then. `dst` is `formatAddr(pkt.dst)`.
+ */
+export function skippedMiss(index: ChainIndex, i: number, dst: string): string | null {
+  if (!index.dstNets || !index.hasSrc || index.hasSrc[i]) return null;
+  const net = index.dstNets[i];
+  if (!net) return null;
+  let words = index.dstWords[i];
+  if (words === undefined) index.dstWords[i] = words = formatNet(net);
+  // The words of match-rule.ts `headerMiss` for a `-d` that does not contain the packet's destination.
+  return `-d ${words} ∌ ${dst}`;
 }

@@ -20,6 +20,8 @@ export interface Frame {
   pos: number;
   cand: number[] | null;
   key: string | number | null;
+  /** The chain position (0-based) after the last rule `nextRule` returned: where the rules skipped by the index begin. */
+  next: number;
   readonly via: Via;
 }
 
@@ -31,16 +33,17 @@ export interface Item {
   dead: boolean;
 }
 
-/** A frame at the start of `chain`; a long chain's candidate list only when misses are not explained. */
+/**
+ * A frame at the start of `chain`, with a long chain's candidate list. When misses are explained, only a
+ * destination index is used: the walker explains the rules it skips from the index (walk.ts `skipped`).
+ */
 export function newFrame(chain: Chain, path: Path, explain: boolean, via: Via): Frame {
-  if (!explain) {
-    const index = chainIndex(chain);
-    if (index) {
-      const key = packetKey(index, path.pkt);
-      return { chain, pos: 0, cand: candidates(index, key), key, via };
-    }
+  const index = chainIndex(chain);
+  if (index && (!explain || index.kind === 'dst')) {
+    const key = packetKey(index, path.pkt);
+    return { chain, pos: 0, cand: candidates(index, key), key, next: 0, via };
   }
-  return { chain, pos: 0, cand: null, key: null, via };
+  return { chain, pos: 0, cand: null, key: null, next: 0, via };
 }
 
 export function cloneStack(stack: Frame[]): Frame[] {
@@ -61,9 +64,12 @@ export function nextRule(f: Frame, path: Path): Rule | null {
       if (f.pos < 0) f.pos = f.cand.length;
     }
     if (f.pos >= f.cand.length) return null;
-    return f.chain.rules[f.cand[f.pos++]!]!;
+    const i = f.cand[f.pos++]!;
+    f.next = i + 1;
+    return f.chain.rules[i]!;
   }
   if (f.pos >= f.chain.rules.length) return null;
+  f.next = f.pos + 1;
   return f.chain.rules[f.pos++]!;
 }
 

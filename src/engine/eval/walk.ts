@@ -17,6 +17,8 @@ import { add, complement, format as formatRational, isZero, mul, toNumber, type 
 import { type LiveMarks, type TraceLimits, addRemainder } from './budget.ts';
 import type { TraceEnv } from './env.ts';
 import { headerMiss, testMatch, whyMatch } from './match-rule.ts';
+import { chainIndex, skippedMiss } from './chain-index.ts';
+import { formatAddr } from '../net/addr.ts';
 import { type Path, forkPath } from './path.ts';
 import { sameState } from './same-state.ts';
 import { type Frame, type Item, type Via, Queue, cloneStack, newFrame, nextRule, samePoint } from './walk-stack.ts';
@@ -156,24 +158,19 @@ class TableWalk {
         return;
       }
       if (this.waitingCount) this.absorb(item);
+      const from = frame.next;
       const rule = nextRule(frame, path);
+      // With why-not, the rules the chain's index skipped are explained first, in chain order.
+      if (frame.cand && this.opts.explain) {
+        const to = rule ? frame.next - 1 : frame.chain.rules.length;
+        if (to > from && this.skipped(path, frame.chain, from, to) === 'stop') return;
+      }
       if (!rule) {
         this.leave(item, true);
         continue;
       }
-      const L = this.limits;
       path.work++;
-      if (++L.steps > L.maxSteps) {
-        L.exhausted ??= `the trace's budget of ${L.maxSteps} rule evaluations ran out`;
-        this.results.push({
-          path,
-          verdict: {
-            kind: 'unknown',
-            reason: `stopped after ${L.maxSteps} rule evaluations, at ${ruleName(rule)}: the trace's step budget ran out (a ruleset whose paths multiply, e.g. chains jumped to many times over; the rest of this path is not traced)`,
-          },
-        });
-        return;
-      }
+      if (this.overBudget(path, rule)) return;
       if (rule.nft) {
         if (this.nft(item, frame, rule) === 'stop') return;
         continue;
@@ -181,6 +178,38 @@ class TableWalk {
       if (!this.matches(item, rule)) continue;
       if (this.target(item, frame, rule) === 'stop') return;
     }
+  }
+
+  /** Counts one rule evaluation; past the step budget the path ends here as unknown (true). */
+  private overBudget(path: Path, rule: Rule): boolean {
+    const L = this.limits;
+    if (++L.steps <= L.maxSteps) return false;
+    L.exhausted ??= `the trace's budget of ${L.maxSteps} rule evaluations ran out`;
+    this.results.push({
+      path,
+      verdict: {
+        kind: 'unknown',
+        reason: `stopped after ${L.maxSteps} rule evaluations, at ${ruleName(rule)}: the trace's step budget ran out (a ruleset whose paths multiply, e.g. chains jumped to many times over; the rest of this path is not traced)`,
+      },
+    });
+    return true;
+  }
+
+  /**
+   * Rules `from`…`to - 1` of an indexed chain, which cannot match the packet (another destination): each is
+   * one rule evaluation and one miss, with the words the plain walk gives (chain-index.ts `skippedMiss`).
+   * None can fork the path: `ip_packet_match`'s address checks fail before any match module runs.
+   */
+  private skipped(path: Path, chain: Chain, from: number, to: number): Flow {
+    const index = chainIndex(chain)!;
+    const dst = formatAddr(path.pkt.dst);
+    for (let i = from; i < to; i++) {
+      const rule = chain.rules[i]!;
+      path.work++;
+      if (this.overBudget(path, rule)) return 'stop';
+      this.miss(path, rule, skippedMiss(index, i, dst) ?? headerMiss(rule, path.pkt, true) ?? '');
+    }
+    return 'next';
   }
 
   private miss(path: Path, rule: Rule, reason: string): void {
