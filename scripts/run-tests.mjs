@@ -29,8 +29,14 @@ const named = args.filter(a => a.endsWith('.ts'));
 const flags = args.filter(a => !a.endsWith('.ts') && a !== '--slow');
 const isSlow = f => f.endsWith('.slow.test.ts');
 const files = (named.length ? named : find('test').filter(f => isSlow(f) === slow)).map(f => resolve(f)).sort();
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test-reporter=spec', ...flags, 'test/entry.mjs'], {
-  stdio: 'inherit',
-  env: { ...process.env, PACKETLENS_TEST_FILES: JSON.stringify(files) },
-});
+// --test-force-exit: once every test has ended, exit even if a failed test left a worker or a timer alive
+// (without it such a failure hangs the run forever, with no summary).
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test-force-exit', '--test-reporter=spec', ...flags, 'test/entry.mjs'],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, PACKETLENS_TEST_FILES: JSON.stringify(files) },
+  },
+);
 process.exit(r.status ?? 1);

@@ -140,26 +140,41 @@ describe('EngineHost', () => {
 describe('EngineWorker (worker_threads)', () => {
   it('the dump store parses a 64k-rule dump in a worker while this thread keeps running', async () => {
     const text = generateKubeProxyDump(2000, 10);
-    const store = new DumpStore(() => 256 * MB, realWorker);
-    let longest = 0;
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 5);
-    const t0 = performance.now();
-    const a = await store.get(doc(text, 'big.rules') as never);
-    const took = performance.now() - t0;
-    clearInterval(ticker);
-    longest = Math.max(longest, performance.now() - last); // the gap since the last tick counts too
-    // The store used to parse on this thread: one stall as long as the parse.
-    assert.ok(
-      longest < Math.max(150, took / 3),
-      `this thread stalled ${longest.toFixed(0)} ms during a ${took.toFixed(0)} ms parse`,
+    // One parse: the longest gap between this thread's 5 ms ticks, and how long the parse took.
+    const attempt = async (): Promise<{ longest: number; took: number }> => {
+      const store = new DumpStore(() => 256 * MB, realWorker);
+      let longest = 0;
+      let last = performance.now();
+      const ticker = setInterval(() => {
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+      }, 5);
+      try {
+        const t0 = performance.now();
+        const a = await store.get(doc(text, 'big.rules') as never);
+        const took = performance.now() - t0;
+        longest = Math.max(longest, performance.now() - last); // the gap since the last tick counts too
+        assert.equal(a.summary.ruleCount, 64_008);
+        return { longest, took };
+      } finally {
+        // Always: a live worker would keep the test process from ever exiting.
+        clearInterval(ticker);
+        store.dispose();
+      }
+    };
+    // The store used to parse on this thread: one stall as long as the parse, every time. On a machine
+    // loaded by other jobs a single gap can still be long (the thread is not scheduled), so a stall must
+    // show in each of three parses to count.
+    const tries: { longest: number; took: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await attempt();
+      tries.push(r);
+      if (r.longest < Math.max(150, r.took / 3)) return;
+    }
+    assert.fail(
+      `this thread stalled in every parse: ${tries.map(r => `${r.longest.toFixed(0)} ms of ${r.took.toFixed(0)} ms`).join(', ')}`,
     );
-    assert.equal(a.summary.ruleCount, 64_008);
-    store.dispose();
   });
 
   it('a terminate cancels the pending requests at once, mid-parse', async () => {
