@@ -18,12 +18,13 @@ const K = new Uint32Array([
 ]);
 
 // Scratch space reused across calls: kube-proxy names one chain per endpoint, so a 100k-endpoint cluster
-// hashes 100k short strings.
+// hashes 100k short strings. Words are kept as signed 32-bit integers (`| 0`), which V8 keeps unboxed.
 let scratch = new Uint8Array(256);
-const W = new Uint32Array(64);
-const H = new Uint32Array(8);
+const W = new Int32Array(64);
+const H = new Int32Array(8);
 const encoder = new TextEncoder();
 
+/** The message's bytes (UTF-8) into `scratch`, zero-padded to whole 64-byte blocks; returns the length. */
 function encodeInto(text: string): number {
   let ascii = true;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) ascii = false;
@@ -31,13 +32,15 @@ function encodeInto(text: string): number {
   const n = bytes ? bytes.length : text.length;
   const need = ((n + 9 + 63) >> 6) << 6;
   if (scratch.length < need) scratch = new Uint8Array(need * 2);
-  scratch.fill(0, 0, need);
-  if (bytes) scratch.set(bytes);
-  else for (let i = 0; i < n; i++) scratch[i] = text.charCodeAt(i);
+  const p = scratch;
+  if (bytes) p.set(bytes);
+  else for (let i = 0; i < n; i++) p[i] = text.charCodeAt(i);
+  for (let i = n; i < need; i++) p[i] = 0;
   return n;
 }
 
-export function sha256(text: string): Uint8Array {
+/** SHA-256 (FIPS 180-4) of `text` as UTF-8, left in `H`. */
+function digest(text: string): void {
   const len = encodeInto(text);
   const total = ((len + 9 + 63) >> 6) << 6;
   const p = scratch;
@@ -53,53 +56,72 @@ export function sha256(text: string): Uint8Array {
   p[total - 3] = (lo >>> 16) & 255;
   p[total - 2] = (lo >>> 8) & 255;
   p[total - 1] = lo & 255;
-  H.set([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  let h0 = 0x6a09e667 | 0;
+  let h1 = 0xbb67ae85 | 0;
+  let h2 = 0x3c6ef372 | 0;
+  let h3 = 0xa54ff53a | 0;
+  let h4 = 0x510e527f | 0;
+  let h5 = 0x9b05688c | 0;
+  let h6 = 0x1f83d9ab | 0;
+  let h7 = 0x5be0cd19 | 0;
   const w = W;
   for (let off = 0; off < total; off += 64) {
     for (let i = 0; i < 16; i++) {
       const j = off + i * 4;
-      w[i] = ((p[j]! << 24) | (p[j + 1]! << 16) | (p[j + 2]! << 8) | p[j + 3]!) >>> 0;
+      w[i] = (p[j]! << 24) | (p[j + 1]! << 16) | (p[j + 2]! << 8) | p[j + 3]!;
     }
     for (let i = 16; i < 64; i++) {
       const a = w[i - 15]!;
       const b = w[i - 2]!;
       const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
       const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
-      w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) >>> 0;
+      w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
     }
-    let a = H[0]!;
-    let b = H[1]!;
-    let c = H[2]!;
-    let d = H[3]!;
-    let e = H[4]!;
-    let f = H[5]!;
-    let g = H[6]!;
-    let hh = H[7]!;
+    let a = h0;
+    let b = h1;
+    let c = h2;
+    let d = h3;
+    let e = h4;
+    let f = h5;
+    let g = h6;
+    let hh = h7;
     for (let i = 0; i < 64; i++) {
       const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
       const ch = (e & f) ^ (~e & g);
-      const t1 = (hh + S1 + ch + K[i]! + w[i]!) >>> 0;
+      const t1 = (hh + S1 + ch + K[i]! + w[i]!) | 0;
       const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
       const maj = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (S0 + maj) >>> 0;
+      const t2 = (S0 + maj) | 0;
       hh = g;
       g = f;
       f = e;
-      e = (d + t1) >>> 0;
+      e = (d + t1) | 0;
       d = c;
       c = b;
       b = a;
-      a = (t1 + t2) >>> 0;
+      a = (t1 + t2) | 0;
     }
-    H[0] = (H[0]! + a) >>> 0;
-    H[1] = (H[1]! + b) >>> 0;
-    H[2] = (H[2]! + c) >>> 0;
-    H[3] = (H[3]! + d) >>> 0;
-    H[4] = (H[4]! + e) >>> 0;
-    H[5] = (H[5]! + f) >>> 0;
-    H[6] = (H[6]! + g) >>> 0;
-    H[7] = (H[7]! + hh) >>> 0;
+    h0 = (h0 + a) | 0;
+    h1 = (h1 + b) | 0;
+    h2 = (h2 + c) | 0;
+    h3 = (h3 + d) | 0;
+    h4 = (h4 + e) | 0;
+    h5 = (h5 + f) | 0;
+    h6 = (h6 + g) | 0;
+    h7 = (h7 + hh) | 0;
   }
+  H[0] = h0;
+  H[1] = h1;
+  H[2] = h2;
+  H[3] = h3;
+  H[4] = h4;
+  H[5] = h5;
+  H[6] = h6;
+  H[7] = h7;
+}
+
+export function sha256(text: string): Uint8Array {
+  digest(text);
   const out = new Uint8Array(32);
   for (let i = 0; i < 8; i++) {
     const v = H[i]!;
@@ -112,6 +134,7 @@ export function sha256(text: string): Uint8Array {
 }
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+const B32_CODES = Array.from(B32, ch => ch.charCodeAt(0));
 
 /** The first `chars` characters of RFC 4648 base32 (Go's base32.StdEncoding). */
 export function base32Prefix(bytes: Uint8Array, chars: number): string {
@@ -130,22 +153,76 @@ export function base32Prefix(bytes: Uint8Array, chars: number): string {
   return out;
 }
 
+/** Base32 character codes of the digest in `H`: 16 characters (80 bits) cover the first two words and a half. */
+const HC = new Int32Array(16);
+
+function hashCodes(text: string): void {
+  digest(text);
+  const c = B32_CODES;
+  const h0 = H[0]!;
+  const h1 = H[1]!;
+  const h2 = H[2]!;
+  HC[0] = c[(h0 >>> 27) & 31]!;
+  HC[1] = c[(h0 >>> 22) & 31]!;
+  HC[2] = c[(h0 >>> 17) & 31]!;
+  HC[3] = c[(h0 >>> 12) & 31]!;
+  HC[4] = c[(h0 >>> 7) & 31]!;
+  HC[5] = c[(h0 >>> 2) & 31]!;
+  HC[6] = c[((h0 << 3) | (h1 >>> 29)) & 31]!;
+  HC[7] = c[(h1 >>> 24) & 31]!;
+  HC[8] = c[(h1 >>> 19) & 31]!;
+  HC[9] = c[(h1 >>> 14) & 31]!;
+  HC[10] = c[(h1 >>> 9) & 31]!;
+  HC[11] = c[(h1 >>> 4) & 31]!;
+  HC[12] = c[((h1 << 1) | (h2 >>> 31)) & 31]!;
+  HC[13] = c[(h2 >>> 26) & 31]!;
+  HC[14] = c[(h2 >>> 21) & 31]!;
+  HC[15] = c[(h2 >>> 16) & 31]!;
+}
+
+// One reusable argument list per prefix length: `prefix + hash` built as one flat string (a concatenation
+// would leave a rope, flattened again by every Map lookup and rule built from it).
+const nameCodes = new Map<number, number[]>();
+
+/** `prefix` + the 16 characters in `HC`, as one flat string. */
+function nameFromCodes(prefix: string): string {
+  const n = prefix.length;
+  let codes = nameCodes.get(n);
+  if (!codes) nameCodes.set(n, (codes = new Array<number>(n + 16).fill(0)));
+  for (let i = 0; i < n; i++) codes[i] = prefix.charCodeAt(i);
+  for (let i = 0; i < 16; i++) codes[n + i] = HC[i]!;
+  return String.fromCharCode.apply(null, codes);
+}
+
 /** `portProtoHash`: base32(sha256(servicePortName + protocol))[:16]. */
 export function portProtoHash(servicePortName: string, protocol: string): string {
-  return base32Prefix(sha256(servicePortName + protocol), 16);
+  hashCodes(servicePortName + protocol);
+  return nameFromCodes('');
+}
+
+/** The first 8 characters of base32(sha256(text)) (nftables mode's `hashAndTruncate`). */
+export function hash8(text: string): string {
+  hashCodes(text);
+  return String.fromCharCode(HC[0]!, HC[1]!, HC[2]!, HC[3]!, HC[4]!, HC[5]!, HC[6]!, HC[7]!);
 }
 
 export function serviceChainNames(
   servicePortName: string,
   protocol: string,
 ): { svc: string; svl: string; ext: string; fw: string } {
-  const h = portProtoHash(servicePortName, protocol.toLowerCase());
-  return { svc: `KUBE-SVC-${h}`, svl: `KUBE-SVL-${h}`, ext: `KUBE-EXT-${h}`, fw: `KUBE-FW-${h}` };
+  hashCodes(servicePortName + protocol.toLowerCase());
+  return {
+    svc: nameFromCodes('KUBE-SVC-'),
+    svl: nameFromCodes('KUBE-SVL-'),
+    ext: nameFromCodes('KUBE-EXT-'),
+    fw: nameFromCodes('KUBE-FW-'),
+  };
 }
 
 /** `servicePortEndpointChainName`: endpoint is `ip:port` (`[v6]:port`). */
 export function endpointChainName(servicePortName: string, protocol: string, endpoint: string): string {
-  return `KUBE-SEP-${base32Prefix(sha256(servicePortName + protocol.toLowerCase() + endpoint), 16)}`;
+  hashCodes(servicePortName + protocol.toLowerCase() + endpoint);
+  return nameFromCodes('KUBE-SEP-');
 }
 
 /** sha256 as lowercase hex, for MetalLB's announcer election. */

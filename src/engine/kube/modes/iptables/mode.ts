@@ -48,8 +48,12 @@ export const iptablesMode: ProxyMode = {
       ...(opts.nfacct ? { nfacct: opts.nfacct } : {}),
       ...(opts.randomFully !== undefined ? { randomFully: opts.randomFully } : {}),
     });
+    // Rendered when first read: `synth` prints `render(…)` and never reads it.
+    let text: string | undefined;
     return {
-      rules: renderNodeSave(rules),
+      get rules() {
+        return (text ??= renderNodeSave(rules));
+      },
       rulesTitle: 'iptables-save',
       notes: rules.notes,
       facts: [],

@@ -28,12 +28,32 @@ export const ipvsMode: ProxyMode = {
       ...(opts.randomFully !== undefined ? { randomFully: opts.randomFully } : {}),
     });
     const facts = [`kube-ipvs0: ${state.bound.join(' ') || '(no addresses)'}`];
+    // Each text is rendered when first read: `synth --format ipvsadm` needs one of them only.
+    const lazy = (make: () => string) => {
+      let text: string | undefined;
+      return () => (text ??= make());
+    };
+    const list = lazy(() => renderIpvsadmList(state.table));
+    const ipsets = lazy(() => renderIpsetSave(state));
+    const save = lazy(() => renderIpvsNodeSave(state));
     const sideFiles = [
-      { title: 'ipvsadm -Ln', text: renderIpvsadmList(state.table) },
-      { title: 'ipset save', text: renderIpsetSave(state) },
+      {
+        title: 'ipvsadm -Ln',
+        get text() {
+          return list();
+        },
+      },
+      {
+        title: 'ipset save',
+        get text() {
+          return ipsets();
+        },
+      },
     ];
     return {
-      rules: renderIpvsNodeSave(state),
+      get rules() {
+        return save();
+      },
       rulesTitle: 'iptables-save',
       notes: state.notes,
       facts,
@@ -53,16 +73,16 @@ export const ipvsMode: ProxyMode = {
       render(format, header) {
         if (format === 'save') return renderIpvsNodeSave(state, { header });
         if (format === 'restore') return renderIpvsRestore(state);
-        if (format === 'ipvsadm') return renderIpvsadmList(state.table);
+        if (format === 'ipvsadm') return list();
         if (format === 'ipvsadm-save') return renderIpvsadmRules(state.table);
-        if (format === 'ipset') return renderIpsetSave(state);
+        if (format === 'ipset') return ipsets();
         return [
           ...header.split('\n').map(l => `# ${l}`),
           ...facts.map(l => `# ${l}`),
           '',
           ...sideFiles.flatMap(f => [`# ${f.title}`, f.text]),
           `# iptables-save`,
-          renderIpvsNodeSave(state),
+          save(),
         ].join('\n');
       },
     };

@@ -63,8 +63,12 @@ export const nftablesMode: ProxyMode = {
     );
     const script = (header?: string) =>
       tables.map((t, i) => renderNftScript(t, i === 0 && header ? { header } : {})).join('\n');
+    // Rendered when first read: `synth` prints `render(…)` and never reads it.
+    let text: string | undefined;
     return {
-      rules: script(),
+      get rules() {
+        return (text ??= script());
+      },
       rulesTitle: "nft -f (kube-proxy's transaction)",
       notes: [...new Set(tables.flatMap(t => t.notes))],
       facts: [],

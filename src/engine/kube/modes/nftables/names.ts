@@ -6,12 +6,12 @@
  * cut to 240 characters (knftables.NameLengthMax 256 minus the 16-character prefix allowance) ending in
  * `...`.
  */
-import { base32Prefix, sha256 } from '../../hash.ts';
+import { hash8 } from '../../hash.ts';
 
 const CHAIN_NAME_BASE_LENGTH_MAX = 256 - 16;
 
 export function hashAndTruncate(name: string): string {
-  const out = `${base32Prefix(sha256(name), 8)}-${name}`;
+  const out = `${hash8(name)}-${name}`;
   return out.length > CHAIN_NAME_BASE_LENGTH_MAX ? `${out.slice(0, CHAIN_NAME_BASE_LENGTH_MAX - 3)}...` : out;
 }
 
