@@ -39,9 +39,94 @@ function encodeInto(text: string): number {
   return n;
 }
 
-/** SHA-256 (FIPS 180-4) of `text` as UTF-8, left in `H`. */
-function digest(text: string): void {
-  const len = encodeInto(text);
+/** One block of the compression function (FIPS 180-4 §6.2.2) over `W[0..15]`, updating `H`. */
+function compress(): void {
+  const w = W;
+  for (let i = 16; i < 64; i++) {
+    const a = w[i - 15]!;
+    const b = w[i - 2]!;
+    const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
+    const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
+    w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
+  }
+  let a = H[0]!;
+  let b = H[1]!;
+  let c = H[2]!;
+  let d = H[3]!;
+  let e = H[4]!;
+  let f = H[5]!;
+  let g = H[6]!;
+  let hh = H[7]!;
+  for (let i = 0; i < 64; i++) {
+    const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+    const ch = (e & f) ^ (~e & g);
+    const t1 = (hh + S1 + ch + K[i]! + w[i]!) | 0;
+    const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+    const maj = (a & b) ^ (a & c) ^ (b & c);
+    const t2 = (S0 + maj) | 0;
+    hh = g;
+    g = f;
+    f = e;
+    e = (d + t1) | 0;
+    d = c;
+    c = b;
+    b = a;
+    a = (t1 + t2) | 0;
+  }
+  H[0] = (H[0]! + a) | 0;
+  H[1] = (H[1]! + b) | 0;
+  H[2] = (H[2]! + c) | 0;
+  H[3] = (H[3]! + d) | 0;
+  H[4] = (H[4]! + e) | 0;
+  H[5] = (H[5]! + f) | 0;
+  H[6] = (H[6]! + g) | 0;
+  H[7] = (H[7]! + hh) | 0;
+}
+
+function initState(): void {
+  H[0] = 0x6a09e667;
+  H[1] = 0xbb67ae85 | 0;
+  H[2] = 0x3c6ef372;
+  H[3] = 0xa54ff53a | 0;
+  H[4] = 0x510e527f;
+  H[5] = 0x9b05688c | 0;
+  H[6] = 0x1f83d9ab;
+  H[7] = 0x5be0cd19;
+}
+
+/**
+ * The padded single block of the ASCII message `a + b + c` (at most 55 characters: every chain name
+ * kube-proxy hashes), written into `W` straight from the parts; false when a character is not ASCII.
+ */
+function singleBlock(a: string, b: string, c: string): boolean {
+  const na = a.length;
+  const nab = na + b.length;
+  const n = nab + c.length;
+  for (let i = 0; i < 14; i++) {
+    let v = 0;
+    for (let j = i * 4; j < i * 4 + 4; j++) {
+      let ch = 0;
+      if (j < n) {
+        ch = j < na ? a.charCodeAt(j) : j < nab ? b.charCodeAt(j - na) : c.charCodeAt(j - nab);
+        if (ch > 127) return false;
+      } else if (j === n) ch = 0x80;
+      v = (v << 8) | ch;
+    }
+    W[i] = v;
+  }
+  W[14] = 0;
+  W[15] = n * 8;
+  return true;
+}
+
+/** SHA-256 (FIPS 180-4) of `a + b + c` as UTF-8, left in `H`. */
+function digest(a: string, b = '', c = ''): void {
+  initState();
+  if (a.length + b.length + c.length <= 55 && singleBlock(a, b, c)) {
+    compress();
+    return;
+  }
+  const len = encodeInto(a + b + c);
   const total = ((len + 9 + 63) >> 6) << 6;
   const p = scratch;
   p[len] = 0x80;
@@ -56,68 +141,13 @@ function digest(text: string): void {
   p[total - 3] = (lo >>> 16) & 255;
   p[total - 2] = (lo >>> 8) & 255;
   p[total - 1] = lo & 255;
-  let h0 = 0x6a09e667 | 0;
-  let h1 = 0xbb67ae85 | 0;
-  let h2 = 0x3c6ef372 | 0;
-  let h3 = 0xa54ff53a | 0;
-  let h4 = 0x510e527f | 0;
-  let h5 = 0x9b05688c | 0;
-  let h6 = 0x1f83d9ab | 0;
-  let h7 = 0x5be0cd19 | 0;
-  const w = W;
   for (let off = 0; off < total; off += 64) {
     for (let i = 0; i < 16; i++) {
       const j = off + i * 4;
-      w[i] = (p[j]! << 24) | (p[j + 1]! << 16) | (p[j + 2]! << 8) | p[j + 3]!;
+      W[i] = (p[j]! << 24) | (p[j + 1]! << 16) | (p[j + 2]! << 8) | p[j + 3]!;
     }
-    for (let i = 16; i < 64; i++) {
-      const a = w[i - 15]!;
-      const b = w[i - 2]!;
-      const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
-      const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
-      w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
-    }
-    let a = h0;
-    let b = h1;
-    let c = h2;
-    let d = h3;
-    let e = h4;
-    let f = h5;
-    let g = h6;
-    let hh = h7;
-    for (let i = 0; i < 64; i++) {
-      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const ch = (e & f) ^ (~e & g);
-      const t1 = (hh + S1 + ch + K[i]! + w[i]!) | 0;
-      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-      const maj = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (S0 + maj) | 0;
-      hh = g;
-      g = f;
-      f = e;
-      e = (d + t1) | 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) | 0;
-    }
-    h0 = (h0 + a) | 0;
-    h1 = (h1 + b) | 0;
-    h2 = (h2 + c) | 0;
-    h3 = (h3 + d) | 0;
-    h4 = (h4 + e) | 0;
-    h5 = (h5 + f) | 0;
-    h6 = (h6 + g) | 0;
-    h7 = (h7 + hh) | 0;
+    compress();
   }
-  H[0] = h0;
-  H[1] = h1;
-  H[2] = h2;
-  H[3] = h3;
-  H[4] = h4;
-  H[5] = h5;
-  H[6] = h6;
-  H[7] = h7;
 }
 
 export function sha256(text: string): Uint8Array {
@@ -156,8 +186,8 @@ export function base32Prefix(bytes: Uint8Array, chars: number): string {
 /** Base32 character codes of the digest in `H`: 16 characters (80 bits) cover the first two words and a half. */
 const HC = new Int32Array(16);
 
-function hashCodes(text: string): void {
-  digest(text);
+function hashCodes(x: string, y = '', z = ''): void {
+  digest(x, y, z);
   const c = B32_CODES;
   const h0 = H[0]!;
   const h1 = H[1]!;
@@ -196,7 +226,7 @@ function nameFromCodes(prefix: string): string {
 
 /** `portProtoHash`: base32(sha256(servicePortName + protocol))[:16]. */
 export function portProtoHash(servicePortName: string, protocol: string): string {
-  hashCodes(servicePortName + protocol);
+  hashCodes(servicePortName, protocol);
   return nameFromCodes('');
 }
 
@@ -210,7 +240,7 @@ export function serviceChainNames(
   servicePortName: string,
   protocol: string,
 ): { svc: string; svl: string; ext: string; fw: string } {
-  hashCodes(servicePortName + protocol.toLowerCase());
+  hashCodes(servicePortName, protocol.toLowerCase());
   return {
     svc: nameFromCodes('KUBE-SVC-'),
     svl: nameFromCodes('KUBE-SVL-'),
@@ -221,7 +251,7 @@ export function serviceChainNames(
 
 /** `servicePortEndpointChainName`: endpoint is `ip:port` (`[v6]:port`). */
 export function endpointChainName(servicePortName: string, protocol: string, endpoint: string): string {
-  hashCodes(servicePortName + protocol.toLowerCase() + endpoint);
+  hashCodes(servicePortName, protocol.toLowerCase(), endpoint);
   return nameFromCodes('KUBE-SEP-');
 }
 

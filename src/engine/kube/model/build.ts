@@ -614,8 +614,29 @@ class Builder {
  * decimal (`172.30.0.041` is 172.30.0.41) and trims spaces; invalid ones are dropped (TestBadIPs).
  */
 export function normalizeIP(text: string): string | null {
+  if (canonicalIPv4(text)) return text;
   const a = parseAddr(text.trim());
   return a ? formatAddr(a) : null;
+}
+
+/** A dotted quad exactly as formatAddr writes it (no spaces, no leading zeros): nearly every address read. */
+function canonicalIPv4(text: string): boolean {
+  let parts = 0;
+  let digits = 0;
+  let value = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || ++parts > 3) return false;
+      digits = 0;
+      value = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && value === 0) return false; // a leading zero
+      value = value * 10 + (c - 48);
+      if (++digits > 3 || value > 255) return false;
+    } else return false;
+  }
+  return parts === 3 && digits > 0;
 }
 
 export function normalizeCIDR(text: string): string | null {
@@ -633,12 +654,13 @@ function ips(list: readonly string[]): string[] {
 
 /** kube-proxy keys endpoints by `ip:port` and sorts them by that string (endpointsMapFromEndpointInfo). */
 function dedupeSort(eps: EndpointInfo[]): EndpointInfo[] {
-  const seen = new Map<string, EndpointInfo>();
-  for (const e of eps) {
-    const k = e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
-    if (!seen.has(k)) seen.set(k, e);
-  }
-  return [...seen.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, e]) => e);
+  const keys = eps.map(endpointString);
+  // A stable sort by key puts the first of equal keys first: keep it, drop the rest.
+  const order = keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
+  const out: EndpointInfo[] = [];
+  for (let k = 0; k < order.length; k++)
+    if (k === 0 || keys[order[k]!] !== keys[order[k - 1]!]) out.push(eps[order[k]!]!);
+  return out;
 }
 
 export function buildClusterModel(set: ManifestSet, opts: BuildOptions = {}): ClusterModel {

@@ -62,7 +62,7 @@ function savedString(text: string): string {
   return v;
 }
 const savedProbabilities = new Map<string, string>();
-function savedProbability(text: string): string {
+export function savedProbability(text: string): string {
   let v = savedProbabilities.get(text);
   if (v === undefined) {
     v = (kernelProbability(Number(text)).stored / 0x80000000).toFixed(11);
@@ -119,6 +119,10 @@ const SEP_MASQ = new RegExp(`^-A (\\S+)${COMMENT} -s ([^ /]+) -j KUBE-MARK-MASQ$
 const SEP_DNAT = new RegExp(`^-A (\\S+)${COMMENT} -m (tcp|udp|sctp) -p \\3 -j DNAT --to-destination (\\S+)$`);
 const SVC_STAT = new RegExp(`^-A (\\S+)${COMMENT} -m statistic --mode random --probability (\\S+) -j (\\S+)$`);
 const SVC_LAST = new RegExp(`^-A (\\S+)${COMMENT} -j (KUBE-SEP-\\S+)$`);
+// KUBE-SERVICES' jump to a Service port's chain (one per port and address; REJECT and DROP take the general path).
+const DISPATCH = new RegExp(
+  `^-A (KUBE-SERVICES)${COMMENT} -m (tcp|udp|sctp) -p \\3 -d ([^ /]+) --dport (\\d+) -j (KUBE-[A-Z]+-\\S+)$`,
+);
 
 function commentPart(c: string | undefined): string {
   if (c === undefined) return '';
@@ -126,7 +130,13 @@ function commentPart(c: string | undefined): string {
 }
 
 function fastSaveFormat(line: string, family: 4 | 6): string | null {
-  let m = SEP_MASQ.exec(line);
+  let m: RegExpExecArray | null;
+  if (line.startsWith('-A KUBE-SERVICES ')) {
+    m = DISPATCH.exec(line);
+    if (m)
+      return `-A ${m[1]} -d ${withPrefix(m[4]!, family)} -p ${m[3]}${commentPart(m[2])} -m ${m[3]} --dport ${m[5]} -j ${m[6]}`;
+  }
+  m = SEP_MASQ.exec(line);
   if (m) return `-A ${m[1]} -s ${withPrefix(m[3]!, family)}${commentPart(m[2])} -j KUBE-MARK-MASQ`;
   m = SEP_DNAT.exec(line);
   if (m) return `-A ${m[1]} -p ${m[3]}${commentPart(m[2])} -m ${m[3]} -j DNAT --to-destination ${m[4]}`;

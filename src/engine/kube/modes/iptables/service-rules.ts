@@ -3,14 +3,14 @@
  * the per-`svcName` body of `syncProxyRules`), in its order and argument order: the KUBE-SERVICES /
  * KUBE-NODEPORTS dispatch (or the filter table's REJECT/DROP when there are no usable endpoints), the
  * health-check ACCEPT, the policy chains' masquerade rules, KUBE-EXT-*, KUBE-FW-*, then KUBE-SVC-* / KUBE-SVL-*
- * (one `statistic` rule per endpoint, `1/(n-i)` each) and KUBE-SEP-*.
+ * (one `statistic` rule per endpoint, `1/(n-i)` each) and KUBE-SEP-* (endpoint-rules.ts).
  * Rules are written as whole lines: one template per rule kind, the words as kube-proxy's `Write` calls give them.
  */
 import { netContains, parseNet, type Addr } from '../../../net/addr.ts';
-import { endpointString } from '../../model/build.ts';
 import type { EndpointInfo, ServicePortInfo } from '../../model/types.ts';
-import { endpointChainName, serviceChainNames } from '../../hash.ts';
+import { serviceChainNames } from '../../hash.ts';
 import { categorize, externalPolicyLocal, externallyAccessible } from './categorize.ts';
+import { type RuleItem, endpointBlock, partChain, partCount } from './endpoint-rules.ts';
 
 /** What the per-port rules need from the node and the proxy's settings, and where they write. */
 export interface PortContext {
@@ -25,13 +25,9 @@ export interface PortContext {
   readonly largeCluster: boolean;
   readonly familyOf: (ip: string) => 4 | 6 | null;
   readonly filter: string[];
-  readonly nat: string[];
+  /** Whole rules, and each port's endpoint rules as one block. */
+  readonly nat: RuleItem[];
   readonly natChains: string[];
-}
-
-/** `fmt.Sprintf("%0.10f", 1.0/float64(n))`. */
-function kubeProxyProbability(n: number): string {
-  return (1 / n).toFixed(10);
 }
 
 /** The decisions proxier.go makes for a port before writing its rules. */
@@ -66,14 +62,25 @@ interface PortPlan {
   readonly extComment: string;
 }
 
+/** The list's entries of the node's family: the list itself when all are (no copy per port). */
+function ofFamily<T>(ctx: PortContext, list: readonly T[], ip: (x: T) => string): readonly T[] {
+  for (let i = 0; i < list.length; i++)
+    if (ctx.familyOf(ip(list[i]!)) !== ctx.family) return list.filter(x => ctx.familyOf(ip(x)) === ctx.family);
+  return list;
+}
+
+const sameText = (ip: string) => ip;
+const endpointIP = (e: EndpointInfo) => e.ip;
+const protoWords = new Map<string, string>();
+
 function planPort(ctx: PortContext, sp: ServicePortInfo): PortPlan {
   const protocol = sp.protocol.toLowerCase();
   const name = sp.servicePortName;
   const chains = serviceChainNames(name, protocol);
-  const lbIPs = sp.lbIPs.filter(ip => ctx.familyOf(ip) === ctx.family);
-  const externalIPs = sp.externalIPs.filter(ip => ctx.familyOf(ip) === ctx.family);
-  const spv = { ...sp, externalIPs };
-  const eps = sp.endpoints.filter(e => ctx.familyOf(e.ip) === ctx.family);
+  const lbIPs = ofFamily(ctx, sp.lbIPs, sameText);
+  const externalIPs = ofFamily(ctx, sp.externalIPs, sameText);
+  const spv = externalIPs === sp.externalIPs ? sp : { ...sp, externalIPs };
+  const eps = ofFamily(ctx, sp.endpoints, endpointIP);
   const { cluster, local, allReachable, hasAny } = categorize(eps, spv, ctx.nodeName, lbIPs);
   const itpLocal = sp.service.internalTrafficPolicy === 'Local';
   const etpLocal = externalPolicyLocal(sp);
@@ -81,13 +88,15 @@ function planPort(ctx: PortContext, sp: ServicePortInfo): PortPlan {
   const usesFW = hasAny && lbIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
   const hasInternal = itpLocal ? hasAny && local.length > 0 : hasAny;
   const hasExternal = etpLocal ? hasAny && local.length > 0 : hasAny;
-  const noEndpoints = `"${name} has no endpoints"`;
-  const noLocal = `"${name} has no local endpoints"`;
+  const noEndpoints = () => `"${name} has no endpoints"`;
+  const noLocal = () => `"${name} has no local endpoints"`;
+  let proto = protoWords.get(protocol);
+  if (proto === undefined) protoWords.set(protocol, (proto = `-m ${protocol} -p ${protocol}`));
   return {
     sp,
     name,
     protocol,
-    proto: `-m ${protocol} -p ${protocol}`,
+    proto,
     port: String(sp.port),
     chains,
     lbIPs,
@@ -107,9 +116,9 @@ function planPort(ctx: PortContext, sp: ServicePortInfo): PortPlan {
     usesFW,
     lbChain: usesFW ? chains.fw : chains.ext,
     intTarget: !hasAny ? 'REJECT' : !hasInternal ? 'DROP' : '',
-    intComment: !hasAny ? noEndpoints : !hasInternal ? noLocal : '',
+    intComment: !hasAny ? noEndpoints() : !hasInternal ? noLocal() : '',
     extTarget: !hasAny ? 'REJECT' : !hasExternal ? 'DROP' : '',
-    extComment: !hasAny ? noEndpoints : !hasExternal ? noLocal : '',
+    extComment: !hasAny ? noEndpoints() : !hasExternal ? noLocal() : '',
   };
 }
 
@@ -213,43 +222,25 @@ function writeFirewallChain(ctx: PortContext, p: PortPlan): void {
   ctx.nat.push(`-A ${fw} -m comment --comment "other traffic to ${p.name} will be dropped by KUBE-PROXY-FIREWALL"`);
 }
 
-/** KUBE-SVC-* / KUBE-SVL-* (affinity checks, then one statistic rule per endpoint) and each KUBE-SEP-*. */
+/**
+ * KUBE-SVC-* / KUBE-SVL-* (affinity checks, then one statistic rule per endpoint) and each KUBE-SEP-*: one
+ * record for the port (endpoint-rules.ts), its text written when the rules are rendered.
+ */
 function writeEndpointChains(ctx: PortContext, p: PortPlan): void {
-  const { name, protocol, sp } = p;
-  const affinity = sp.service.sessionAffinity === 'ClientIP';
-  const comment = (s: string) => (ctx.largeCluster ? '' : ` -m comment --comment ${s}`);
-  const sepNames = new Map<EndpointInfo, string>();
-  const sepOf = (e: EndpointInfo): string => {
-    let n = sepNames.get(e);
-    if (n === undefined) {
-      n = endpointChainName(name, protocol, endpointString(e));
-      sepNames.set(e, n);
-    }
-    return n;
-  };
-  const writeChain = (chain: string, eps: EndpointInfo[]) => {
-    ctx.natChains.push(chain);
-    if (affinity)
-      for (const e of eps) {
-        const sep = sepOf(e);
-        ctx.nat.push(
-          `-A ${chain}${comment(`"${name} -> ${endpointString(e)}"`)} -m recent --name ${sep} --rcheck --seconds ${sp.service.affinityTimeoutSeconds} --reap -j ${sep}`,
-        );
-      }
-    eps.forEach((e, i) => {
-      const stat =
-        i < eps.length - 1 ? ` -m statistic --mode random --probability ${kubeProxyProbability(eps.length - i)}` : '';
-      ctx.nat.push(`-A ${chain}${comment(`"${name} -> ${endpointString(e)}"`)}${stat} -j ${sepOf(e)}`);
-    });
-  };
-  if (p.usesClusterPolicyChain) writeChain(p.chains.svc, p.cluster);
-  if (p.usesLocalPolicyChain) writeChain(p.chains.svl, p.local);
-  for (const e of p.allReachable) {
-    const sep = sepOf(e);
-    ctx.natChains.push(sep);
-    const head = `-A ${sep}${comment(name)}`;
-    ctx.nat.push(`${head} -s ${e.ip} -j KUBE-MARK-MASQ`);
-    const recent = affinity ? ` -m recent --name ${sep} --set` : '';
-    ctx.nat.push(`${head}${recent} -m ${protocol} -p ${protocol} -j DNAT --to-destination ${endpointString(e)}`);
-  }
+  const policy: { chain: string; endpoints: EndpointInfo[] }[] = [];
+  if (p.usesClusterPolicyChain) policy.push({ chain: p.chains.svc, endpoints: p.cluster });
+  if (p.usesLocalPolicyChain) policy.push({ chain: p.chains.svl, endpoints: p.local });
+  if (policy.length === 0 && p.allReachable.length === 0) return;
+  const s = p.sp.service;
+  const block = endpointBlock(
+    p.name,
+    p.protocol,
+    { on: s.sessionAffinity === 'ClientIP', timeout: s.affinityTimeoutSeconds },
+    !ctx.largeCluster,
+    policy,
+    p.allReachable,
+  );
+  const parts = partCount(block);
+  for (let part = 0; part < parts; part++) ctx.natChains.push(partChain(block, part));
+  ctx.nat.push(block);
 }

@@ -7,10 +7,11 @@
  * This file holds the node-wide rules and settings; service-rules.ts writes each Service port's rules, and
  * categorize.ts picks their endpoints (pkg/proxy/topology.go `CategorizeEndpoints`).
  */
-import { isLoopback, parseAddr, parseNet, netContains } from '../../../net/addr.ts';
+import { isLoopback, parseAddr, parseIPv4Number, parseIPv6Bigint, parseNet, netContains } from '../../../net/addr.ts';
 import type { ClusterModel } from '../../model/types.ts';
 import { forwardAcceptRules, markMasqRule, postroutingRules } from './common-rules.ts';
 import { writeServicePortRules, type PortContext } from './service-rules.ts';
+import { type RuleItem, itemTable } from './endpoint-rules.ts';
 
 export interface SynthOptions {
   readonly nodeName: string;
@@ -51,8 +52,10 @@ export interface KubeProxyRules {
   readonly notes: string[];
 }
 
+/** `parseAddr(ip)?.v ?? null` without building the address (it is asked once per endpoint). */
 function familyOf(ip: string): 4 | 6 | null {
-  return parseAddr(ip)?.v ?? null;
+  if (parseIPv4Number(ip) >= 0) return 4;
+  return ip.includes(':') && parseIPv6Bigint(ip) !== null ? 6 : null;
 }
 
 export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): KubeProxyRules {
@@ -73,7 +76,7 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
   ];
   const natChains = ['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-MARK-MASQ'];
   const filter: string[] = [];
-  const nat: string[] = [...postroutingRules(mark, opts.randomFully ?? true), markMasqRule(mark)];
+  const nat: RuleItem[] = [...postroutingRules(mark, opts.randomFully ?? true), markMasqRule(mark)];
   if (family === 4 && localhostNodePorts) {
     // Mitigation for route_localnet (https://issue.k8s.io/90259); kubelet writes the same rule.
     filterChains.push('KUBE-FIREWALL');
@@ -117,7 +120,8 @@ export function synthesizeIptables(model: ClusterModel, opts: SynthOptions): Kub
   return {
     family,
     filter: { chains: filterChains, rules: filter },
-    nat: { chains: natChains, rules: nat },
+    // The endpoint rules stay blocks until rendered (endpoint-rules.ts); `nat.rules` writes them out when read.
+    nat: itemTable(natChains, nat),
     masqueradeMark: mark,
     notes,
   };
