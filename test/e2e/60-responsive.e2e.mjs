@@ -98,6 +98,41 @@ async function timedHover(wb, locator, hasText) {
 }
 
 /**
+ * The first CodeLens after opening a 320k-rule dump (issue 18 item 5), on the same dump with one
+ * probability changed (a fresh document, so a fresh parse). By default it has none: VS Code hides the
+ * CodeLens of files above 20 MB unless editor.largeFileOptimizations is off, and chain lenses stop above
+ * packetlens.limits.chainLensMaxChains (3,000) chains; both are lifted while this dump opens. A
+ * chain's lens stands on its first rule, and a kube-proxy dump declares its 110k chains before any rule,
+ * so the first screen has none: right after the editor shows, Go to Line takes it to the first KUBE-SVC
+ * rule (referenced from KUBE-SERVICES), and its lens is timed from the Enter of Quick Open.
+ */
+async function firstLensAtRules(wb, ctx) {
+  const text = fs.readFileSync(path.join(wb.workspace, BIG_CHANGED), 'utf8');
+  const line = text.slice(0, text.indexOf('\n-A KUBE-SVC-')).split('\n').length + 1;
+  await wb.page.waitForTimeout(1500); // the log reaches its file
+  const afterTrace = ctx.extensionLog().length;
+  await wb.closeAllEditors();
+  const settings = { 'editor.largeFileOptimizations': false, 'packetlens.limits.chainLensMaxChains': 1_000_000 };
+  const firstLens = await withSettings(wb, settings, async () => {
+    const t0 = Date.now();
+    const editor = await openLarge(wb, BIG_CHANGED);
+    await wb.goToLine(line);
+    return editor
+      .locator('.codelens-decoration a', { hasText: /referenced\sby/ })
+      .first()
+      .waitFor({ timeout: 120_000 })
+      .then(
+        () => `${Date.now() - t0} ms`,
+        () => 'not within 120 s',
+      );
+  });
+  return {
+    afterTrace,
+    firstLens: `${firstLens} (at line ${line}, with editor.largeFileOptimizations off and chainLensMaxChains 1,000,000)`,
+  };
+}
+
+/**
  * Opens the 320k-rule dump, hovering while it is read, then traces BIG_PACKET (issue 18 item 5: the first
  * CodeLens after opening, hovers, the Trace Packet result). Returns the figures and the log's marks.
  */
@@ -106,14 +141,6 @@ async function openTraceBigDump(wb, ctx) {
   const t0 = Date.now();
   const editor = await openLarge(wb, BIG);
   const opened = Date.now() - t0;
-  const firstLens = editor
-    .locator('.codelens-decoration a', { hasText: /referenced\sby|hook\s/ })
-    .first()
-    .waitFor({ timeout: 120_000 })
-    .then(
-      () => `${Date.now() - t0} ms`,
-      () => 'not within 120 s',
-    );
   // Hover a Service chain declaration on the first screen while the dump is parsed and validated.
   const decl = editor
     .locator('.view-lines .view-line', { hasText: /^:KUBE-SVC-/ })
@@ -167,12 +194,6 @@ async function openTraceBigDump(wb, ctx) {
     drawn,
     `the diagram does not show the 10 outcomes of ${BIG_PACKET}: ${clip(await frame.locator('body').innerText())}`,
   );
-  await editor
-    .locator('.codelens-decoration a', { hasText: spaced('matched') })
-    .first()
-    .waitFor({ timeout: 30_000 })
-    .catch(() => {});
-  const traceLensMs = Date.now() - t1;
   const workerTrace = /traced tcp 203\.0\.113\.10 -> 10\.96\.39\.15:80 through \S+ v\d+ in ([\d.]+) ms/.exec(
     ctx.extensionLog().slice(beforeTrace),
   );
@@ -181,13 +202,12 @@ async function openTraceBigDump(wb, ctx) {
     afterOpen,
     beforeTrace,
     opened,
-    firstLens: await firstLens,
+    ...(await firstLensAtRules(wb, ctx)),
     parsed,
     hoverMs,
     hover2Ms,
     hovers,
     traceMs,
-    traceLensMs,
     workerTrace: workerTrace ? `${workerTrace[1]} ms in the worker` : null,
   };
 }
@@ -195,7 +215,7 @@ async function openTraceBigDump(wb, ctx) {
 export const checks = [
   {
     name: 'big dump: a 320k-rule dump opens while hovering, hovers answer, Trace Packet draws its endpoints, and the extension host does not stall',
-    timeoutMs: 240_000,
+    timeoutMs: 420_000,
     async run(wb, ctx) {
       const { idle, result: m } = await measureHostStalls(wb, ctx, DUMP, async () => {
         // The control: the same 45 MB as plain text, which Packet Lens does not read.
@@ -204,27 +224,27 @@ export const checks = [
         await wb.page.waitForTimeout(3000);
         const control = hostStalls(ctx, controlMark);
         await wb.closeAllEditors();
-        // VS Code hides the CodeLens of files above 20 MB unless editor.largeFileOptimizations is off, as
-        // the README tells users of big dumps to do: off for this dump, so its first CodeLens is measured.
-        return {
-          control,
-          ...(await withSettings(wb, { 'editor.largeFileOptimizations': false }, () => openTraceBigDump(wb, ctx))),
-        };
+        return { control, ...(await openTraceBigDump(wb, ctx)) };
       });
       const open = hostStalls(ctx, m.mark, m.afterOpen);
       const validate = hostStalls(ctx, m.afterOpen, m.beforeTrace);
-      const trace = hostStalls(ctx, m.beforeTrace);
+      const trace = hostStalls(ctx, m.beforeTrace, m.afterTrace);
+      const reopen = hostStalls(ctx, m.afterTrace);
       ctx.log(
-        `big dump: opened in ${m.opened} ms, first CodeLens shown ${m.firstLens} after Quick Open's Enter, parsed (status bar) after ${m.parsed} ms; first hover ${m.hoverMs} ms, hover while validating ${m.hover2Ms} ms; ` +
-          `hovers after the parse shown ${m.hovers.join(', ')} ms after the mouse stopped (VS Code's hover delay is 100 ms of it); Trace Packet: diagram drawn ${m.traceMs} ms after Enter (${m.workerTrace ?? 'worker time not logged'}), trace CodeLens ${m.traceLensMs} ms; ` +
-          `extension host stalls > 50 ms: idle before ${idle.text}; opening the same text as plain text (control) ${m.control.text}; opening ${open.text}; validating and hovering ${validate.text}; tracing ${trace.text}`,
+        `big dump: opened in ${m.opened} ms, parsed (status bar) after ${m.parsed} ms; first hover ${m.hoverMs} ms, hover while validating ${m.hover2Ms} ms; ` +
+          `hovers after the parse shown ${m.hovers.join(', ')} ms after the mouse stopped (VS Code's hover delay is 100 ms of it); Trace Packet: diagram drawn ${m.traceMs} ms after Enter (${m.workerTrace ?? 'worker time not logged'}); first CodeLens of the changed copy ${m.firstLens}; ` +
+          `extension host stalls > 50 ms: idle before ${idle.text}; opening the same text as plain text (control) ${m.control.text}; opening ${open.text}; validating and hovering ${validate.text}; tracing ${trace.text}; opening the changed copy ${reopen.text}`,
       );
       expect(m.hover2Ms < 10_000, `a hover after the parse took ${m.hover2Ms} ms`);
       // Before the engine workers the parse alone held the extension host 2.3–4.7 s, and the outline of
       // 110k chains 2.4 s. The check bounds what the extension host's thread itself ran during a stall
       // after the parse. Opening is reported, not bounded: VS Code itself spends hundreds of ms on the
       // thread receiving a 45 MB document (README, "Large dumps").
-      expectHostThreadWithin(hostStalls(ctx, m.afterOpen), 50, 'the 320k-rule dump was validated, hovered and traced');
+      expectHostThreadWithin(
+        hostStalls(ctx, m.afterOpen, m.afterTrace),
+        50,
+        'the 320k-rule dump was validated, hovered and traced',
+      );
       await wb.closeAllEditors();
     },
   },
