@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /** Process entry of the CLI bundle (dist/cli.js): wires `run` to argv, stdout and the exit code. */
+import { writeSync, writevSync } from 'node:fs';
+import type { Chunk } from './json.ts';
 import { run } from './main.ts';
 
 // When the reader of our output goes away (`packetlens diff … | head -4`), writing fails with EPIPE.
 // That is not an error of ours: stop writing and end quietly with the command's own exit status, as
 // `git log | head` does, instead of printing an unhandled-error stack trace into a CI log.
 let closed = false;
+const quit = (): never => {
+  closed = true;
+  process.exit(process.exitCode ?? 0);
+};
 const onStreamError = (e: NodeJS.ErrnoException): void => {
-  if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') {
-    closed = true;
-    process.exit(process.exitCode ?? 0);
-  }
+  if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') quit();
   throw e;
 };
 process.stdout.on('error', onStreamError);
@@ -18,26 +21,79 @@ process.stderr.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
 });
 
-// Output lines are written in chunks of about 1 MB, not one write per line: `trace --packets --json` prints
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes to fd 1 synchronously, in order: `trace --why-not --json` prints megabytes per packet, and queued
+ * stream writes to a pipe grew without bound until writev failed (ENOBUFS). A full non-blocking pipe
+ * (EAGAIN) is waited on.
+ */
+function writeAll(bufs: Uint8Array[]): void {
+  let i = 0;
+  let off = 0;
+  while (i < bufs.length) {
+    const batch = bufs.slice(i, i + 256);
+    if (off) batch[0] = batch[0]!.subarray(off);
+    let n: number;
+    try {
+      n = batch.length === 1 ? writeSync(1, batch[0]!) : writevSync(1, batch);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 2);
+        continue;
+      }
+      if (code === 'EPIPE') quit();
+      throw e;
+    }
+    while (i < bufs.length && n >= bufs[i]!.length - off) {
+      n -= bufs[i]!.length - off;
+      off = 0;
+      i++;
+    }
+    off += n;
+  }
+}
+
+// Output is written in chunks of about 1 MB, not one write per line: `trace --packets --json` prints
 // ~16 KB per packet and one write(2) each cost a tenth of its time. Pending output is written before anything
-// on stderr, so the two streams keep their order.
-let pending: string[] = [];
+// on stderr, so the two streams keep their order. Text is joined; encoded pieces (why-not lists shared by a
+// trace's outcomes, json.ts) are written as they are.
+let pending: Chunk[] = [];
 let pendingBytes = 0;
 const flush = (): void => {
   if (pending.length === 0) return;
-  const text = pending.join('');
+  const chunks = pending;
   pending = [];
   pendingBytes = 0;
-  if (!closed && !process.stdout.destroyed) process.stdout.write(text);
+  if (closed) return;
+  const bufs: Uint8Array[] = [];
+  let text: string[] = [];
+  for (const c of chunks) {
+    if (typeof c === 'string') text.push(c);
+    else {
+      if (text.length) bufs.push(Buffer.from(text.join('')));
+      text = [];
+      bufs.push(c);
+    }
+  }
+  if (text.length) bufs.push(Buffer.from(text.join('')));
+  writeAll(bufs);
+};
+const outChunks = (chunks: readonly Chunk[]): void => {
+  for (const c of chunks) {
+    pending.push(c);
+    pendingBytes += c.length;
+  }
+  pending.push('\n');
+  pendingBytes++;
+  if (pendingBytes >= 1 << 20) flush();
 };
 let code = 1;
 try {
   code = run(process.argv.slice(2), {
-    out: line => {
-      pending.push(`${line}\n`);
-      pendingBytes += line.length + 1;
-      if (pendingBytes >= 1 << 20) flush();
-    },
+    out: line => outChunks([line]),
+    outChunks,
     err: line => {
       flush();
       if (!process.stderr.destroyed) process.stderr.write(`${line}\n`);

@@ -3,7 +3,7 @@
  * `{"packet":{…},"outcomes":[{"probability","disposition","dnat","snat","masquerade","steps":[…]}, …]}`,
  * with dnat/snat null when absent. Fields are only ever added, never renamed (README, "JSON output").
  */
-import type { PacketInput, Trace } from '../engine/api.ts';
+import type { PacketInput, Trace, TraceMiss } from '../engine/api.ts';
 
 export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: boolean; events: boolean }): unknown {
   return {
@@ -36,4 +36,77 @@ export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: bo
     ...(trace.budget ? { budget: trace.budget } : {}),
     ...(trace.fileErrors ? { fileErrors: trace.fileErrors } : {}),
   };
+}
+
+/** A piece of output: text, or bytes already encoded (shared between the outcomes of a trace). */
+export type Chunk = string | Uint8Array;
+
+/**
+ * `toJsonTrace` as one line of output, in pieces. Identical bytes to `JSON.stringify(toJsonTrace(…))`, but
+ * with why-not the outcomes' `misses` are written once: forked paths share the misses recorded before the
+ * fork (the same objects), often thousands (every KUBE-SERVICES rule before the packet's Service), so the
+ * list common to the outcomes is serialised and encoded once and its bytes are written for each outcome.
+ */
+export function jsonTraceChunks(
+  trace: Trace,
+  input: PacketInput,
+  opts: { misses: boolean; events: boolean },
+  extra?: Record<string, unknown>,
+): Chunk[] {
+  const lists = trace.outcomes.map(o => o.misses);
+  const json = (v: unknown) => JSON.stringify(extra ? { ...(v as object), ...extra } : v);
+  if (!opts.misses || lists.reduce((n, l) => n + l.length, 0) < 256) return [json(toJsonTrace(trace, input, opts))];
+  // Each outcome's misses stand in as a marker string no rule text can hold (a per-process nonce).
+  const marker = `\u0000packetlens-misses-${NONCE}\u0000`;
+  const withMarkers = toJsonTrace(
+    { ...trace, outcomes: trace.outcomes.map(o => ({ ...o, misses: marker as unknown as typeof o.misses })) },
+    input,
+    opts,
+  );
+  const parts = json(withMarkers).split(JSON.stringify(marker));
+  if (parts.length !== lists.length + 1) return [json(toJsonTrace(trace, input, opts))];
+  const encoded = missesChunks(lists);
+  const out: Chunk[] = [parts[0]!];
+  encoded.forEach((chunks, k) => out.push(...chunks, parts[k + 1]!));
+  return out;
+}
+
+const NONCE = Math.random().toString(36).slice(2) + Date.now().toString(36);
+
+/** `JSON.stringify(list)` for each list, as pieces; the longest list's prefixes shared by others are encoded once. */
+function missesChunks(lists: readonly (readonly TraceMiss[])[]): Chunk[][] {
+  let base = lists[0]!;
+  for (const l of lists) if (l.length > base.length) base = l;
+  const shared = lists.map(l => {
+    if (l === base) return base.length;
+    let p = 0;
+    const n = Math.min(l.length, base.length);
+    while (p < n && l[p] === base[p]) p++;
+    return p;
+  });
+  // The base list cut where other lists leave it; each segment serialised and encoded once.
+  const cuts = [...new Set([0, ...shared, base.length])].sort((a, b) => a - b);
+  const segments = new Map<number, Uint8Array>();
+  for (let i = 1; i < cuts.length; i++) segments.set(cuts[i]!, encode(base.slice(cuts[i - 1]!, cuts[i]!)));
+  return lists.map((l, k) => {
+    const p = shared[k]!;
+    const out: Chunk[] = ['['];
+    let first = true;
+    for (let i = 1; i < cuts.length && cuts[i]! <= p; i++) {
+      if (!first) out.push(',');
+      out.push(segments.get(cuts[i]!)!);
+      first = false;
+    }
+    if (p < l.length) {
+      if (!first) out.push(',');
+      out.push(JSON.stringify(l.slice(p)).slice(1, -1));
+    }
+    out.push(']');
+    return out;
+  });
+}
+
+/** The items of a list as JSON text (without the brackets), UTF-8 encoded. */
+function encode(items: readonly TraceMiss[]): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(items).slice(1, -1));
 }

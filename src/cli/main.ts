@@ -21,7 +21,7 @@ import {
 import { UsageError, parseArgs } from './args.ts';
 import { readTextFile } from './io.ts';
 import { formatDiagnostics, formatTrace } from './format.ts';
-import { toJsonTrace } from './json.ts';
+import { type Chunk, jsonTraceChunks } from './json.ts';
 import { dumpNodeFromManifests, synthCommand, traceManifests } from './kube.ts';
 import { DIFF_OPTIONS, DIFF_USAGE, diffCommand } from './diff.ts';
 import { isBundlePath, readBundleFiles, readNodeContextFiles, traceSources } from './node-context.ts';
@@ -89,8 +89,12 @@ Exit status: 0 on success; 2 on unreadable input or (check) when the file has er
 
 interface Io {
   out(line: string): void;
+  /** One line given in pieces (text, or UTF-8 bytes); without it the pieces are joined and given to `out`. */
+  outChunks?(chunks: readonly Chunk[]): void;
   err(line: string): void;
 }
+
+const UTF8 = new TextDecoder();
 
 const readInput = readTextFile;
 
@@ -282,16 +286,16 @@ function trace(argv: string[], io: Io): number {
           r.trace.node?.symbolic !== undefined && r.trace.node?.symbolic !== null,
         )
       : null;
-    if (flags.json && live)
-      io.out(
-        JSON.stringify({
-          ...(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false }) as object),
-          live,
-        }),
+    if (flags.json) {
+      const chunks = jsonTraceChunks(
+        r.trace,
+        input,
+        { misses: whyNot, events: flags.events ?? false },
+        live ? { live } : undefined,
       );
-    else if (flags.json)
-      io.out(JSON.stringify(toJsonTrace(r.trace, input, { misses: whyNot, events: flags.events ?? false })));
-    else {
+      if (io.outChunks) io.outChunks(chunks);
+      else io.out(chunks.map(c => (typeof c === 'string' ? c : UTF8.decode(c))).join(''));
+    } else {
       if (!first) io.out('');
       io.out(
         formatTrace(
