@@ -63,7 +63,7 @@ export function compatible(f: RuleFacts, c: Ctx, local: readonly Span[] = []): b
 }
 
 /** The context of packets that match the rule's positive checks; null when there are none. */
-function narrow(c: Ctx, f: RuleFacts): Ctx | null {
+export function narrow(c: Ctx, f: RuleFacts): Ctx | null {
   let { proto, src, dst, dport, inIface } = c;
   if (f.proto && !f.proto.negated) proto = f.proto.value;
   if (f.dst && !f.dst.negated) dst = dst ? intersect(dst, f.dst.value) : f.dst.value;

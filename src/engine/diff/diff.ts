@@ -20,21 +20,20 @@ import type { Trace } from '../eval/trace-types.ts';
 import { type Box, boxExtent, boxHolds, boxId, boxInput, mergeBoxes, wholeBox } from './box.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { checkClass } from './refine.ts';
-import { allWitnesses, differingRules } from './witness.ts';
+import { differingRules } from './witness.ts';
 import { type NodeConfig, NodeModel } from '../eval/node.ts';
 import { tracePacket } from '../eval/trace.ts';
 import { IptRule } from '../iptables/rule-node.ts';
 import { ruleKey, ruleText } from '../iptables/rule-text.ts';
 import { describePacketInput } from '../eval/packet-spec.ts';
-import { type ClassEnv, type PacketClass, classId, classesOf } from './classes.ts';
+import { type ClassEnv, type PacketClass, classId } from './classes.ts';
 import { compareFates, fatesOf, groupOf, responsibleRules } from './compare.ts';
-import { buildContexts } from './contexts.ts';
-import { JumpGraph, targetName } from './graph.ts';
+import { JumpGraph } from './graph.ts';
 import { changedChains, chainKey, mentionsSet, tableByName } from './normalize.ts';
-import { relevantChains, transparentJump } from './relevant.ts';
 import { type Span, addrValue, isDocAddr, netSpan } from './space.ts';
 import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
+import { regionClasses } from './region.ts';
 import { diffHeadlines } from './headlines.ts';
 import type {
   ChainChange,
@@ -164,7 +163,7 @@ export function diffRulesets(
   for (const c of chainChanges) differing.set(chainKey(c.table, c.chain), changedRules(oldRs, newRs, c));
   const run = nft
     ? diffNft(oldRs, newRs, chainChanges, node, options)
-    : [diffFamily(oldRs, newRs, oldRs.tables.size ? oldRs.family : newRs.family, changed, differing, node, options)];
+    : [diffFamily(oldRs, newRs, oldRs.tables.size ? oldRs.family : newRs.family, changed, node, options)];
   const warnings = [...node.problems];
   if (changed.size && run.some(r => r.env.nodeAddrs.length === 0))
     warnings.push(
@@ -272,55 +271,25 @@ function classQueue(max: number) {
   return { queue, add, state };
 }
 
-/** iptables dumps: classes from the changed chains' contexts, witnesses and the sweep, refined. */
+/** iptables dumps: classes from the changed chains' regions (region.ts) and the sweep, refined. */
 function diffFamily(
   oldRs: Ruleset,
   newRs: Ruleset,
   family: Family,
   changed: Set<string>,
-  differing: Map<string, { side: 0 | 1; rule: Rule }[]>,
   node: NodeModel,
   options: DiffOptions,
 ): FamilyRun {
   const env = classEnv(node, options, family);
   const q = classQueue(options.maxClasses ?? 200_000);
-  /**
-   * A jump, in an unchanged chain, into a chain from which no changed chain or relevant rewrite is reached
-   * and every packet returns unchanged (relevant.ts `transparentJump`): one a class's proof may leave out.
-   */
-  let irrelevantJump: (rule: Rule) => boolean = () => false;
   if (changed.size) {
+    // The packets whose fate can change: those that reach a changed chain in a state its two versions
+    // answer differently (region.ts); every other packet meets the same rules on both sides.
     const graph = new JumpGraph([oldRs, newRs]);
-    const rel = relevantChains(graph, changed, family);
-    const memo = new WeakMap<Rule, boolean>();
-    irrelevantJump = rule => {
-      let v = memo.get(rule);
-      if (v === undefined) {
-        const to = targetName(rule);
-        const key = to === null ? '' : chainKey(rule.table, to);
-        v =
-          !changed.has(chainKey(rule.table, rule.chain)) &&
-          to !== null &&
-          graph.node(key) !== null &&
-          !rel.all.has(key) &&
-          transparentJump(graph, rule, key);
-        memo.set(rule, v);
-      }
-      return v;
-    };
-    const ctxs = buildContexts(graph, rel, family, env.nodeAddrs);
-    // Where a context's classes are the full cross product, the class holding every test of a changed rule
-    // at once is among them; where the product was too large (a coarse start), a witness stands in for it.
-    const coarse: typeof ctxs.groups = [];
-    for (const group of ctxs.groups) {
-      const r = classesOf(group.ctx, group.rules, env);
-      if (r.degraded) coarse.push(group);
-      for (const c of r.classes) q.add(c);
-    }
-    for (const c of allWitnesses(coarse, differing, env)) q.add(c);
+    for (const c of regionClasses(graph, changed, env).classes) q.add(c);
     if (options.sweep ?? true) for (const c of sweepClasses([oldRs, newRs], env)) q.add(c);
   }
-  return explore(oldRs, newRs, env, q, changed, node, options, irrelevantJump);
+  return explore(oldRs, newRs, env, q, changed, node, options, () => false);
 }
 
 /**

@@ -313,6 +313,12 @@ export function checkClass(
   // the source is cut there only for a class that changes, or where a rule tests addrtype.
   const first = cutAt('dst', cuts.dst) ?? (exact ? cutAt('src', cuts.src) : null);
   if (first) return first;
+  // Routing reads the incoming interface: a loopback or node-owned source, or a loopback destination, is
+  // a martian on any interface but lo (pipeline.ts `routeInput`). A box whose representative is such a
+  // martian is dropped before any rule could cut it at `-i lo`, while its packets arriving on lo are
+  // delivered: the box is cut at lo first.
+  const lo = loCut(env, c, box);
+  if (lo) return pieces(env, c, lo);
   for (const { rs, trace } of sides) {
     if (trace.unknown) {
       const why = [...new Set(trace.outcomes.flatMap(o => o.assumptions.map(x => x.reason)))].join('; ');
@@ -402,4 +408,15 @@ function pieces(env: ClassEnv, c: PacketClass, boxes: { box: Box; in?: string; m
     if (p) out.push(p);
   }
   return { kind: 'split', pieces: out };
+}
+
+/** The lo cut of a box from outside whose representative routing would drop as a martian (see checkClass). */
+function loCut(env: ClassEnv, c: PacketClass, box: Box): { box: Box; in?: string }[] | null {
+  if (box.from !== 'outside' || box.ifaces.includes('lo') || c.input.in === 'lo') return null;
+  const loop = env.family === 4 ? { lo: 0x7f000000n, hi: 0x7fffffffn } : { lo: 1n, hi: 1n };
+  const martian =
+    contains(loop, box.src) || contains(loop, box.dst) || env.nodeAddrs.some(n => box.src.lo === n && box.src.hi === n);
+  if (!martian) return null;
+  const a = ifaceAnswer(box, c.input, env.uplink, { negated: false, value: { name: 'lo', wildcard: false } });
+  return a.kind === 'split' ? a.boxes : null;
 }

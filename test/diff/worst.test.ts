@@ -1,0 +1,93 @@
+/**
+ * Issue 18's worst cases for the diff (bench/diff-variants.ts), at test size: a change where every Service
+ * packet passes (KUBE-SERVICES' first rule), a new first rule in filter INPUT, and a whole-dump reorder
+ * that changes nothing. Each must be proven (never approximate) while tracing a number of classes that
+ * follows the change, not the dump: before region.ts each traced thousands of classes (every Service's
+ * packets were cut at every Service rule). Brute force over packets around the change checks the report.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type PacketInput, diffRulesets, parseIptables } from '../../src/engine/api.ts';
+import { generateKubeProxyDump, serviceAt } from '../../bench/generate.ts';
+import { firstInputRule, firstServiceRule, reorder, withFilter } from '../../bench/diff-variants.ts';
+import { bruteForce } from './helpers.ts';
+
+const SERVICES = 300;
+const ENDPOINTS = 4;
+const node = { addresses: ['172.18.0.4'] };
+const base = generateKubeProxyDump(SERVICES, ENDPOINTS);
+
+function compare(oldText: string, newText: string) {
+  const a = parseIptables(oldText, { file: 'old', lazy: true });
+  const b = parseIptables(newText, { file: 'new', lazy: true });
+  const r = diffRulesets(a, b, { node });
+  assert.ok(r.ok, r.ok ? '' : r.error);
+  return { a, b, report: r.report };
+}
+
+/** Packets around a Service address and the node: from outside (also on lo), from a pod, from the node. */
+function packetsAround(dsts: string[], ports: number[]): PacketInput[] {
+  const out: PacketInput[] = [];
+  for (const dst of dsts)
+    for (const dport of ports) {
+      const p = { protocol: 'tcp', dst, dport, sport: 40000 } as const;
+      out.push({ ...p, src: '203.0.113.10', from: 'outside' } as PacketInput);
+      out.push({ ...p, src: '10.0.0.1', from: 'outside' } as PacketInput);
+      out.push({ ...p, src: '127.0.0.5', from: 'outside', in: 'lo' } as PacketInput);
+      out.push({ ...p, src: '172.18.0.4', from: 'outside', in: 'lo' } as PacketInput);
+      out.push({ ...p, src: '172.18.0.4', from: 'local' } as PacketInput);
+      out.push({ ...p, src: '127.0.0.1', from: 'local' } as PacketInput);
+    }
+  return out;
+}
+
+describe(`diff worst cases (${SERVICES} Services × ${ENDPOINTS} endpoints)`, () => {
+  it("a change in KUBE-SERVICES' first rule is proven from that Service's packets alone", () => {
+    const { a, b, report } = compare(base, firstServiceRule(base));
+    const s = serviceAt(0, ENDPOINTS);
+    assert.equal(report.proven, true, report.approximations.join('; '));
+    assert.deepEqual(report.services, [s.name]);
+    assert.ok(report.classesTraced <= 200, `${report.classesTraced} classes traced`);
+    const other = serviceAt(1, ENDPOINTS).clusterIP;
+    const n = bruteForce(a, b, report, packetsAround([s.clusterIP, other, '172.18.0.4'], [80, 81, 82]), node);
+    assert.ok(n > 0);
+  });
+
+  it('a new first rule in filter INPUT is proven from the packets it can catch', () => {
+    const { a, b, report } = compare(withFilter(base), firstInputRule(base));
+    assert.equal(report.proven, true, report.approximations.join('; '));
+    assert.equal(report.verdict, 'changed');
+    assert.ok(report.classesTraced <= 1000, `${report.classesTraced} classes traced`);
+    for (const c of report.changes) assert.equal(c.class.extent.dport, '22');
+    const s = serviceAt(5, ENDPOINTS).clusterIP;
+    const n = bruteForce(
+      a,
+      b,
+      report,
+      packetsAround(['172.18.0.4', '127.0.0.1', s, '198.51.100.7'], [22, 80, 6443]),
+      node,
+    );
+    assert.ok(n > 0);
+  });
+
+  it('a whole-dump reorder that changes nothing is proven identical', () => {
+    const { report } = compare(base, reorder(base));
+    assert.ok(report.changedChains.some(c => c.change === 'reordered'));
+    assert.equal(report.identical, true, report.approximations.join('; '));
+    assert.ok(report.classesTraced <= 100, `${report.classesTraced} classes traced`);
+  });
+
+  it('a reorder of overlapping rules is a change, found where they overlap', () => {
+    // The NODEPORTS rule moved first overlaps every Service rule: Service packets to the node's own
+    // address may now take it first.
+    const lines = base.split('\n');
+    const np = lines.findIndex(l => l.includes('-j KUBE-NODEPORTS'));
+    const first = lines.findIndex(l => l.startsWith('-A KUBE-SERVICES -d '));
+    const moved = [...lines];
+    const [rule] = moved.splice(np, 1);
+    moved.splice(first, 0, rule!);
+    const { report } = compare(base, moved.join('\n'));
+    assert.ok(report.changedChains.some(c => c.change === 'reordered'));
+    assert.equal(report.proven, true);
+  });
+});
