@@ -4,6 +4,10 @@
  * each of which lost its last endpoint. The engine must compare them in under 10 s and name exactly those
  * 10 Services. Timing is measured on the esbuild bundle in its own process; the figures are printed, and a
  * wrong list of Services is reported as a failure.
+ *
+ * Then issue 18's worst cases (bench/diff-variants.ts) on the same 320k-rule dump, each in its own process
+ * stopped after WORST_TIMEOUT_MS: time (wall and CPU, read and parse included), peak RSS, and whether the
+ * answer is exact (proven, never approximate) and the expected one; the target is ≤ 5 s and exact.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -12,10 +16,13 @@ import { build } from 'esbuild';
 import { dropLastEndpoint } from './diff-measure.ts';
 import { generateKubeProxyDump, serviceAt } from './generate.ts';
 import { atMost, target } from './targets.ts';
+import { WORST_CASES } from './diff-variants.ts';
 
 const SERVICES = 10000;
 const ENDPOINTS = 10;
 const BUDGET_MS = 10_000;
+const WORST_BUDGET_MS = 5_000;
+const WORST_TIMEOUT_MS = Number(process.env.DIFF_WORST_TIMEOUT_MS ?? 60_000);
 /** Spread over the dump: first and last Services, and both ends of KUBE-SERVICES' namespaces. */
 const CHANGED = [7, 1234, 2500, 3333, 4096, 5000, 6001, 7777, 8888, 9999];
 
@@ -33,6 +40,8 @@ export async function runDiffBench(): Promise<void> {
     logLevel: 'warning',
   });
   const oldText = generateKubeProxyDump(SERVICES, ENDPOINTS);
+  // `node --import tsx bench/diff-bench.ts --worst`: the worst cases alone.
+  if (process.argv.includes('--worst')) return worstCases(measure, oldText, outDir);
   const oldFile = join(outDir, `diff-old-${SERVICES}x${ENDPOINTS}.rules`);
   const newFile = join(outDir, `diff-new-${SERVICES}x${ENDPOINTS}.rules`);
   writeFileSync(oldFile, oldText);
@@ -80,6 +89,68 @@ export async function runDiffBench(): Promise<void> {
     target(what, false, `${row.approximate ? 'approximate' : 'WRONG Services'}; ${row.totalMs} ms`);
   else atMost(what, row.totalMs, 5000, 'ms', String(row.summary));
   if (!exact) process.exitCode = 1;
+  worstCases(measure, oldText, outDir);
+}
+
+/** Issue 18 item 3: each worst case timed in its own process, with whether its answer is exact and right. */
+function worstCases(measure: string, base: string, outDir: string): void {
+  console.log(
+    `\ndiff worst cases (issue 18 item 3; ${SERVICES} Services × ${ENDPOINTS} endpoints; target ≤ 5 s and exact)\n`,
+  );
+  console.log(
+    'case | rules | wall ms (read+parse+diff) | diff ms | CPU ms | peak RSS MB | classes traced | verdict | exact | target',
+  );
+  for (const [name, c] of Object.entries(WORST_CASES)) {
+    const oldFile = join(outDir, 'diff-worst-old.rules');
+    const newFile = join(outDir, 'diff-worst-new.rules');
+    writeFileSync(oldFile, c.old(base));
+    writeFileSync(newFile, c.new(base));
+    const r = spawnSync(process.execPath, [measure, '--measure', oldFile, newFile], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+      timeout: WORST_TIMEOUT_MS,
+    });
+    const what = `diff worst case, ${name} (320k rules, read + parse + compare), exact`;
+    if (r.status !== 0) {
+      const why = r.signal
+        ? `stopped after ${WORST_TIMEOUT_MS / 1000} s`
+        : `failed: ${r.stderr.trim().split('\n').pop()}`;
+      console.log(`${name} | | | | | | | ${why} | | NOT met`);
+      target(what, false, why);
+      continue;
+    }
+    const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      rules: number[];
+      totalMs: number;
+      diffMs: number;
+      cpuMs: number;
+      peakRssMB: number;
+      classesTraced: number;
+      verdict: string;
+      approximate: boolean;
+      identical: boolean;
+    };
+    const exact = !row.approximate && (row.verdict === 'identical') === c.same;
+    const met = exact && row.totalMs <= WORST_BUDGET_MS;
+    const figures = `CPU ${row.cpuMs} ms, peak ${row.peakRssMB} MB, ${row.classesTraced} classes, ${row.verdict}`;
+    if (!exact)
+      target(what, false, `${row.approximate ? 'approximate' : 'WRONG answer'}; ${row.totalMs} ms; ${figures}`);
+    else atMost(what, row.totalMs, WORST_BUDGET_MS, 'ms', figures);
+    console.log(
+      [
+        name,
+        row.rules.join('/'),
+        row.totalMs,
+        row.diffMs,
+        row.cpuMs,
+        row.peakRssMB,
+        row.classesTraced,
+        row.verdict,
+        row.approximate ? 'approximate' : (row.verdict === 'identical') === c.same ? 'exact' : 'WRONG',
+        met ? 'met' : `NOT met${exact ? ` (${(row.totalMs / WORST_BUDGET_MS).toFixed(1)}× the budget)` : ''}`,
+      ].join(' | '),
+    );
+  }
 }
 
 if (process.argv[1]?.endsWith('diff-bench.ts')) void runDiffBench();

@@ -62,6 +62,7 @@ function measure(oldFile: string, newFile: string): void {
   const r = diffRulesets(a!, b!, { node: { addresses: ['172.18.0.4'] } });
   const t3 = performance.now();
   if (!r.ok) throw new Error(r.error);
+  const cpu = process.cpuUsage();
   console.log(
     JSON.stringify({
       rules: [a!.ruleCount, b!.ruleCount],
@@ -74,7 +75,10 @@ function measure(oldFile: string, newFile: string): void {
       changes: r.report.changes.length,
       services: r.report.services,
       summary: r.report.summary,
+      verdict: r.report.verdict,
+      identical: r.report.identical,
       approximate: r.report.approximate,
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
       peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
     }),
   );

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type PacketInput, diffRulesets, parseIptables } from '../../src/engine/api.ts';
 import { generateKubeProxyDump, serviceAt } from '../../bench/generate.ts';
-import { firstInputRule, firstServiceRule, reorder, withFilter } from '../../bench/diff-variants.ts';
+import { firstInputRule, firstServiceRule, markSpelling, reorder, withFilter } from '../../bench/diff-variants.ts';
 import { bruteForce } from './helpers.ts';
 
 const SERVICES = 300;
@@ -75,6 +75,28 @@ describe(`diff worst cases (${SERVICES} Services × ${ENDPOINTS} endpoints)`, ()
     assert.ok(report.changedChains.some(c => c.change === 'reordered'));
     assert.equal(report.identical, true, report.approximations.join('; '));
     assert.ok(report.classesTraced <= 100, `${report.classesTraced} classes traced`);
+  });
+
+  it('KUBE-MARK-MASQ and KUBE-POSTROUTING written with --set-xmark are the same rules, proven without tracing', () => {
+    const { report } = compare(base, markSpelling(base));
+    assert.deepEqual(report.changedChains.map(c => c.chain).sort(), ['KUBE-MARK-MASQ', 'KUBE-POSTROUTING']);
+    assert.equal(report.identical, true, report.approximations.join('; '));
+    assert.ok(report.classesTraced <= 100, `${report.classesTraced} classes traced`);
+  });
+
+  it('--set-xmark with another value or mask is another rule, judged by what it does', () => {
+    const small = generateKubeProxyDump(40, 2);
+    const mark = '-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000';
+    // Clearing bit 15 as well changes nothing: no rule reads it.
+    const same = compare(small, small.replace(mark, '-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0xc000'));
+    assert.equal(same.report.identical, true, same.report.approximations.join('; '));
+    // Setting bit 15 instead: Service traffic is no longer masqueraded.
+    const { a, b, report } = compare(small, small.replace(mark, '-A KUBE-MARK-MASQ -j MARK --set-xmark 0x8000/0x8000'));
+    assert.equal(report.verdict, 'changed');
+    assert.equal(report.proven, true);
+    const s = serviceAt(3, 2);
+    assert.ok(report.services.includes(s.name));
+    assert.ok(bruteForce(a, b, report, packetsAround([s.clusterIP], [80 + (3 % 3)]), node) > 0);
   });
 
   it('a reorder of overlapping rules is a change, found where they overlap', () => {

@@ -25,10 +25,12 @@ import { type Box, boxExtent, boxInput, wholeBox } from './box.ts';
 import { type ClassEnv, type PacketClass, fromOptions } from './classes.ts';
 import { type Ctx, compatible, narrow, textualDst } from './contexts.ts';
 import { ruleFacts } from './facts.ts';
-import { type JumpGraph, WRITER_TARGETS, hookBit, hooksOf, tableMask, targetName } from './graph.ts';
+import { type JumpGraph, hookBit, hooksOf, tableMask, targetName } from './graph.ts';
 import { chainKey, normalizedRule } from './normalize.ts';
 import { canPrecede } from './relevant.ts';
-import { type Span, intersect } from './space.ts';
+import { type Span, addrValue, intersect } from './space.ts';
+import { soleTargetOption } from '../iptables/rule-text.ts';
+import { parseNatRange } from '../targets/nat.ts';
 
 /** A header region: null is "any". */
 export interface Area {
@@ -105,11 +107,28 @@ export function matchAreas(rule: Rule, family: Family, local: readonly Span[]): 
   return local.flatMap(l => meet(area, { ...ANY, dst: l }) ?? []);
 }
 
-/** Rules of the two versions paired by normalized text (k-th occurrence with k-th); the rest differ. */
+/**
+ * What a rule does, as text: its normalized words, except that a MARK target is written as the kernel's
+ * (value, mask) pair (`xt_mark.c`: `--or-mark 0x4000` and `--set-xmark 0x4000/0x4000` are the same
+ * rule; iptables-legacy and iptables-nft print kube-proxy's KUBE-MARK-MASQ the two ways).
+ */
+export function ruleIdentity(rule: Rule): string {
+  const key = normalizedRule(rule);
+  if (targetName(rule) !== 'MARK') return key;
+  const t = rule.target;
+  if (t?.kind !== 'target' || t.module.name !== 'MARK' || t.options.length !== 1) return key;
+  const o = t.options[0]!;
+  const tail = [o.name, ...o.args].join(' ');
+  const spec = t.spec as { value: number; mask: number } | null;
+  if (!spec || !key.endsWith(` ${tail}`)) return key;
+  return `${key.slice(0, key.length - tail.length)}xmark ${spec.value}/${spec.mask}`;
+}
+
+/** Rules of the two versions paired by what they do (k-th occurrence with k-th); the rest differ. */
 function pairRules(a: readonly Rule[], b: readonly Rule[]) {
   const byKey = new Map<string, number[]>();
   a.forEach((r, i) => {
-    const k = normalizedRule(r);
+    const k = ruleIdentity(r);
     const list = byKey.get(k);
     if (list) list.push(i);
     else byKey.set(k, [i]);
@@ -117,7 +136,7 @@ function pairRules(a: readonly Rule[], b: readonly Rule[]) {
   const newOf = new Int32Array(a.length).fill(-1);
   const differing: Rule[] = [];
   b.forEach((r, j) => {
-    const list = byKey.get(normalizedRule(r));
+    const list = byKey.get(ruleIdentity(r));
     const i = list?.shift();
     if (i === undefined) differing.push(r);
     else newOf[i] = j;
@@ -272,18 +291,30 @@ function ctxAreas(c: Ctx, local: readonly Span[]): Area[] {
   return local.flatMap(l => meet(area, { ...ANY, dst: l }) ?? []);
 }
 
-/** What a NAT rule writes, read from its words when they say it plainly, else from its compiled facts. */
-function natWrites(rule: Rule, family: Family) {
-  return ruleFacts(rule, family).writes.filter(w => w.field === 'dst' || w.field === 'src') as {
-    field: 'dst' | 'src';
-    to: Span | null;
-    ports: Span | null;
-  }[];
+const NAT_TARGETS = new Set(['DNAT', 'SNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP']);
+
+type NatWrite = { field: 'dst' | 'src'; to: Span | null; ports: Span | null };
+
+/**
+ * What a NAT rule writes. kube-proxy's DNATs (one per endpoint, 100k in a large dump) end in a plain
+ * `-j DNAT --to-destination a.b.c.d:port`: read from the words, as the target would (nat.ts
+ * `parseNatRange`); any other form from the compiled rule's facts.
+ */
+function natWrites(rule: Rule, family: Family): readonly NatWrite[] {
+  const text = targetName(rule) === 'DNAT' ? soleTargetOption(rule, '--to-destination') : undefined;
+  const r = text ? parseNatRange(text) : null;
+  if (r?.from && r.to && r.from.v === family) {
+    const to = { lo: addrValue(r.from), hi: addrValue(r.to) };
+    const ports = r.portFrom !== null && r.portTo !== null ? { lo: BigInt(r.portFrom), hi: BigInt(r.portTo) } : null;
+    return [{ field: 'dst', to, ports }];
+  }
+  return ruleFacts(rule, family).writes.filter((w): w is NatWrite => w.field === 'dst' || w.field === 'src');
 }
 
 /**
  * The packets as sent whose state at (table, hook) can lie in `area`: a field a NAT rewrite of an earlier
  * stage (relevant.ts `canPrecede`) can write into the area is left free; the others keep their bounds.
+ * A rewrite that writes outside the area (another port, another address) cannot bring a packet into it.
  */
 export function preimage(g: JumpGraph, area: Area, table: string, hook: HookName, family: Family): Area {
   let { src, dst, sport, dport } = area;
@@ -292,10 +323,9 @@ export function preimage(g: JumpGraph, area: Area, table: string, hook: HookName
   for (const t of g.tables()) {
     if (!canPrecede(tableMask(t), t, bit, table, true)) continue;
     for (const [chain, rules] of g.writers(t)) {
-      if (!canPrecede(g.hookMask(chainKey(t, chain)), t, bit, table, true)) continue;
+      let precedes: boolean | undefined;
       for (const rule of rules) {
-        const name = targetName(rule) ?? '';
-        if (!WRITER_TARGETS.has(name) || !['DNAT', 'SNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP'].includes(name)) continue;
+        if (!NAT_TARGETS.has(targetName(rule) ?? '')) continue;
         for (const w of natWrites(rule, family)) {
           const [addr, port] = w.field === 'dst' ? [dst, dport] : [src, sport];
           if (!addr && !port) continue;
@@ -303,6 +333,8 @@ export function preimage(g: JumpGraph, area: Area, table: string, hook: HookName
             (!w.to || !addr || intersect(w.to, addr) !== null) &&
             (!w.ports || !port || intersect(w.ports, port) !== null);
           if (!into) continue;
+          precedes ??= canPrecede(g.hookMask(chainKey(t, chain)), t, bit, table, true);
+          if (!precedes) break;
           if (w.field === 'dst') {
             dst = null;
             if (w.ports) dport = null;
@@ -311,6 +343,7 @@ export function preimage(g: JumpGraph, area: Area, table: string, hook: HookName
             if (w.ports) sport = null;
           }
         }
+        if (precedes === false) break;
       }
       if (!src && !dst && !sport && !dport) break;
     }

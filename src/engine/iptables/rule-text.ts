@@ -142,3 +142,23 @@ export function optionOf(rule: Rule, ...names: string[]): ParsedOption | null {
   for (const o of opts) if (names.includes(o.name)) return o;
   return null;
 }
+
+/**
+ * The rule's words as written after `-A CHAIN` (nft rules: `ruleKey`): equal words are the same rule. The
+ * diff pairs the rules of a chain's two versions by them before normalizing the rest (`ruleKey` costs a
+ * tokenization; a reordered 10k-rule chain is mostly rules written alike).
+ */
+export function ruleWords(rule: Rule): string {
+  return rule instanceof IptRule ? rule.raw.slice(rule.specStart) : ruleKey(rule);
+}
+
+/**
+ * The argument of a target's option when it is the target's only option, read from the words without
+ * compiling the rule (`-j DNAT --to-destination 10.0.0.1:8080` → `10.0.0.1:8080`); undefined when the words
+ * after the target say anything else (then compile and ask the target module).
+ */
+export function soleTargetOption(rule: Rule, name: string): string | undefined {
+  if (!(rule instanceof IptRule) || !rule.targetRef) return undefined;
+  const m = /^\s+(\S+)\s+(\S+)\s*$/.exec(rule.raw.slice(rule.targetRef.end));
+  return m && m[1] === name ? m[2] : undefined;
+}
