@@ -97,8 +97,18 @@ export class JumpGraph {
   private readonly outMemo = new Map<string, Edge[]>();
   private readonly hookMemo = new Map<string, number>();
 
-  constructor(readonly sides: readonly [Ruleset, Ruleset]) {
-    sides.forEach((rs, s) => {
+  private indexed = false;
+
+  constructor(readonly sides: readonly [Ruleset, Ruleset]) {}
+
+  /**
+   * The callers of every chain, read on first use (one pass over both rulesets): a comparison whose
+   * changed chains are built-in (filter INPUT) never needs it.
+   */
+  private index(): void {
+    if (this.indexed) return;
+    this.indexed = true;
+    this.sides.forEach((rs, s) => {
       for (const table of rs.tables.values()) {
         const byTarget = new Map<string, Rule[]>();
         this.callers[s]!.set(table.name, byTarget);
@@ -184,6 +194,7 @@ export class JumpGraph {
   callersOf(key: string): string[] {
     const n = this.node(key);
     if (!n) return [];
+    this.index();
     const out = new Set<string>();
     for (const side of this.callers)
       for (const r of side.get(n.table)?.get(n.name) ?? []) out.add(chainKey(n.table, r.chain));
@@ -191,6 +202,7 @@ export class JumpGraph {
   }
 
   private callerCount(n: ChainNode): number {
+    this.index();
     return (
       (this.callers[0].get(n.table)?.get(n.name)?.length ?? 0) +
       (this.callers[1].get(n.table)?.get(n.name)?.length ?? 0)
@@ -206,6 +218,11 @@ export class JumpGraph {
     const memo = this.hookMemo.get(key);
     if (memo !== undefined) return memo;
     const n = this.node(key);
+    // A built-in chain cannot be jumped to (iptables refuses `-j INPUT`): its own hook is all.
+    if (n?.builtin) {
+      this.hookMemo.set(key, this.ownMask(key));
+      return this.ownMask(key);
+    }
     if (n && this.callerCount(n) > MANY_CALLERS) {
       this.hookMemo.set(key, tableMask(n.table));
       return tableMask(n.table);

@@ -8,7 +8,7 @@
 import type { Chain, Rule, Ruleset, Table } from '../model.ts';
 import type { NftNamedSet } from '../nft-program/program.ts';
 import { elemText } from '../nftables/expr/map.ts';
-import { ruleKey, sameWords } from '../iptables/rule-text.ts';
+import { ruleKey, ruleWords, sameWords } from '../iptables/rule-text.ts';
 import type { ChainChange } from './types.ts';
 
 /** The rule's words without counters and comments (the front end's `ruleKey`). */
@@ -33,6 +33,27 @@ function sameRules(a: readonly Rule[], b: readonly Rule[]): boolean {
 }
 
 function multisetDelta(a: readonly Rule[], b: readonly Rule[]): { added: number; removed: number } {
+  // Rules written alike are alike: only the rest are normalized (a reordered 10k-rule chain stays cheap).
+  const pending = new Map<string, number>();
+  for (const r of a) pending.set(ruleWords(r), (pending.get(ruleWords(r)) ?? 0) + 1);
+  const restB: Rule[] = [];
+  for (const r of b) {
+    const n = pending.get(ruleWords(r)) ?? 0;
+    if (n > 0) pending.set(ruleWords(r), n - 1);
+    else restB.push(r);
+  }
+  const restA: Rule[] = [];
+  for (const r of a) {
+    const n = pending.get(ruleWords(r)) ?? 0;
+    if (n > 0) {
+      pending.set(ruleWords(r), n - 1);
+      restA.push(r);
+    }
+  }
+  return normalizedDelta(restA, restB);
+}
+
+function normalizedDelta(a: readonly Rule[], b: readonly Rule[]): { added: number; removed: number } {
   const counts = new Map<string, number>();
   for (const r of a) counts.set(normalizedRule(r), (counts.get(normalizedRule(r)) ?? 0) + 1);
   let added = 0;

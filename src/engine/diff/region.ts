@@ -29,7 +29,7 @@ import { type JumpGraph, hookBit, hooksOf, tableMask, targetName } from './graph
 import { chainKey, normalizedRule } from './normalize.ts';
 import { canPrecede } from './relevant.ts';
 import { type Span, addrValue, intersect } from './space.ts';
-import { soleTargetOption } from '../iptables/rule-text.ts';
+import { ruleWords, soleTargetOption } from '../iptables/rule-text.ts';
 import { parseNatRange } from '../targets/nat.ts';
 
 /** A header region: null is "any". */
@@ -124,22 +124,35 @@ export function ruleIdentity(rule: Rule): string {
   return `${key.slice(0, key.length - tail.length)}xmark ${spec.value}/${spec.mask}`;
 }
 
-/** Rules of the two versions paired by what they do (k-th occurrence with k-th); the rest differ. */
+/**
+ * Rules of the two versions paired by what they do (k-th occurrence with k-th): first by their words as
+ * written (cheap, and most rules are untouched), the rest by `ruleIdentity`; the unpaired differ.
+ */
 function pairRules(a: readonly Rule[], b: readonly Rule[]) {
-  const byKey = new Map<string, number[]>();
-  a.forEach((r, i) => {
-    const k = ruleIdentity(r);
-    const list = byKey.get(k);
-    if (list) list.push(i);
-    else byKey.set(k, [i]);
-  });
   const newOf = new Int32Array(a.length).fill(-1);
+  const oldOf = new Int32Array(b.length).fill(-1);
+  for (const key of [ruleWords, ruleIdentity]) {
+    const byKey = new Map<string, number[]>();
+    a.forEach((r, i) => {
+      if (newOf[i] !== -1) return;
+      const k = key(r);
+      const list = byKey.get(k);
+      if (list) list.push(i);
+      else byKey.set(k, [i]);
+    });
+    if (!byKey.size) break;
+    b.forEach((r, j) => {
+      if (oldOf[j] !== -1) return;
+      const i = byKey.get(key(r))?.shift();
+      if (i !== undefined) {
+        newOf[i] = j;
+        oldOf[j] = i;
+      }
+    });
+  }
   const differing: Rule[] = [];
   b.forEach((r, j) => {
-    const list = byKey.get(ruleIdentity(r));
-    const i = list?.shift();
-    if (i === undefined) differing.push(r);
-    else newOf[i] = j;
+    if (oldOf[j] === -1) differing.push(r);
   });
   a.forEach((r, i) => {
     if (newOf[i] === -1) differing.push(r);
