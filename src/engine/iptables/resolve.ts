@@ -230,9 +230,8 @@ export function validateRules(rs: Ruleset, options: { readonly release?: boolean
         if (!(r instanceof IptRule)) continue;
         // `release`: rules compiled only for this check are forgotten again, so checking a 100 MB dump
         // holds its diagnostics, not 700k compiled rules.
-        const was = r.isCompiled();
-        for (const d of r.diagnostics()) rs.diagnostics.push(d);
-        if (options.release && !was) r.release();
+        const diagnostics = options.release && !r.isCompiled() ? r.checkDiagnostics() : r.diagnostics();
+        for (const d of diagnostics) rs.diagnostics.push(d);
       }
     }
   }

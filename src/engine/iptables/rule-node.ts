@@ -149,6 +149,28 @@ export class IptRule implements Rule {
     return this.compile().diagnostics ?? [];
   }
 
+  /**
+   * The diagnostics of the rule's options without keeping its compiled form (what a whole-file check
+   * needs): the same words, parser and target compilation as `compile`, minus what only a trace reads — a
+   * target with no options and no extension of its name (a chain, a verdict or an unknown name) has no
+   * diagnostics, so it is not looked up.
+   */
+  checkDiagnostics(): readonly Diagnostic[] {
+    if (this.compiled) return this.compiled.diagnostics ?? [];
+    const outer = sink;
+    const diags: Diagnostic[] = [];
+    sink = diags;
+    try {
+      sharedTokens.fillFrom(this.raw, this.specStart);
+      const spec = sharedParser.parse(sharedTokens, 0, this.line, this.family);
+      const p = spec.target;
+      if (p && (p.options.length > 0 || p.module)) compileTarget(this.tableRef, p, this.family, spec.ip, diags);
+    } finally {
+      sink = outer;
+    }
+    return diags;
+  }
+
   isCompiled(): boolean {
     return this.compiled !== null;
   }
@@ -195,6 +217,14 @@ export class IptRule implements Rule {
   }
 }
 
+function pendingRange(p: PendingTarget): Range {
+  return { start: { line: p.line, character: p.start }, end: { line: p.line, character: p.end } };
+}
+
+function optionNames(p: PendingTarget): string {
+  return p.options.map(o => o.name).join(' ');
+}
+
 /**
  * The compile-time half of target resolution: the same classification as the structural pass
  * (resolve.ts), plus the target extension's own options.
@@ -206,15 +236,13 @@ function compileTarget(
   ip: IpMatch,
   diags: Diagnostic[],
 ): TargetInstance {
-  const pRange = { start: { line: p.line, character: p.start }, end: { line: p.line, character: p.end } };
-  const optionNames = () => p.options.map(o => o.name).join(' ');
   if (p.kind === 'jump' && STANDARD_TARGETS.has(p.name)) {
     if (p.options.length)
       diags.push({
         code: 'unknown-option',
         severity: 'error',
-        message: `${p.name} takes no options (${optionNames()})`,
-        range: pRange,
+        message: `${p.name} takes no options (${optionNames(p)})`,
+        range: pendingRange(p),
       });
     return { kind: 'verdict', verdict: p.name as 'ACCEPT', start: p.start, end: p.end };
   }
@@ -223,8 +251,8 @@ function compileTarget(
       diags.push({
         code: 'unknown-option',
         severity: 'error',
-        message: `a jump to chain ${p.name} takes no options (${optionNames()})`,
-        range: pRange,
+        message: `a jump to chain ${p.name} takes no options (${optionNames(p)})`,
+        range: pendingRange(p),
       });
     return { kind: p.kind, chain: p.name, start: p.start, end: p.end };
   }
@@ -236,7 +264,7 @@ function compileTarget(
     report(option, code, message, severity = 'error') {
       const range = option
         ? { start: { line: option.line, character: option.start }, end: { line: option.line, character: option.end } }
-        : pRange;
+        : pendingRange(p);
       diags.push({ code, severity, message: `${mod.name}: ${message}`, range });
     },
   };

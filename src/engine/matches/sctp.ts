@@ -57,7 +57,7 @@ export const sctpMatch = defineMatch<SctpSpec>({
         ctx.report(o, 'bad-argument', `--chunk-types needs all, any or only, not '${mode}'`);
       else chunks = { negated: o.negated, mode, types, flagged };
     }
-    return { ...ports, chunks };
+    return { sport: ports.sport, dport: ports.dport, chunks };
   },
   test(spec, pkt) {
     if (!testPorts(spec, pkt, 132)) return false;

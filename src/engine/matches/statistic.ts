@@ -23,6 +23,21 @@ export function kernelProbability(p: number): { stored: number; exact: Rational 
   return { stored, exact: rational(BigInt(stored), 0x80000000n) };
 }
 
+/**
+ * stored / 2^31 as a rational, shared by the rules that store the same value: kube-proxy writes a handful
+ * of probabilities on 100k rules, and each is a few bigint operations. Bounded (cleared past 4096).
+ */
+const storedExact = new Map<number, Rational>();
+function storedProbability(stored: number): Rational {
+  let exact = storedExact.get(stored);
+  if (!exact) {
+    if (storedExact.size >= 4096) storedExact.clear();
+    exact = rational(BigInt(stored), 0x80000000n);
+    storedExact.set(stored, exact);
+  }
+  return exact;
+}
+
 export const statisticMatch = defineMatch<StatSpec>({
   name: 'statistic',
   options: [
@@ -56,7 +71,8 @@ export const statisticMatch = defineMatch<StatSpec>({
       ctx.report(prob ?? null, 'bad-probability', `--probability needs a number from 0 to 1, not '${text}'`);
       return { negated: false, mode: 'random', stored: 0, text, p: rational(0n, 1n) };
     }
-    const { stored, exact } = kernelProbability(value);
+    const stored = Math.round(value * 0x80000000);
+    const exact = storedProbability(stored);
     return { negated: prob.negated, mode: 'random', stored, text, p: prob.negated ? complement(exact) : exact };
   },
   test(spec) {

@@ -20,6 +20,18 @@ export interface NatRange {
   readonly text: string;
 }
 
+/** The number written with 1 to 5 decimal digits in text[from, to), or -1. */
+function digits(text: string, from: number, to: number): number {
+  if (to - from < 1 || to - from > 5) return -1;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
 /** `[addr[-addr]][:port[-port]]`, IPv6 addresses in brackets when a port follows (`libxt_DNAT.c`). */
 export function parseNatRange(text: string): NatRange | null {
   let addrPart = text;
@@ -32,9 +44,9 @@ export function parseNatRange(text: string): NatRange | null {
     if (rest.startsWith(':')) portPart = rest.slice(1);
     else if (rest !== '') return null;
   } else {
-    const colons = text.split(':').length - 1;
-    if (colons === 1) {
-      const c = text.indexOf(':');
+    const c = text.indexOf(':');
+    if (c >= 0 && text.indexOf(':', c + 1) < 0) {
+      // Exactly one colon: addr:port (an IPv6 address without brackets has several).
       addrPart = text.slice(0, c);
       portPart = text.slice(c + 1);
     }
@@ -50,10 +62,11 @@ export function parseNatRange(text: string): NatRange | null {
   let portFrom: number | null = null;
   let portTo: number | null = null;
   if (portPart !== null) {
-    const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(portPart);
-    if (!m) return null;
-    portFrom = Number(m[1]);
-    portTo = Number(m[2] ?? m[1]);
+    // port[-port], each of 1 to 5 digits.
+    const dash = portPart.indexOf('-');
+    portFrom = digits(portPart, 0, dash < 0 ? portPart.length : dash);
+    portTo = dash < 0 ? portFrom : digits(portPart, dash + 1, portPart.length);
+    if (portFrom < 0 || portTo < 0) return null;
     if (portFrom > 65535 || portTo > 65535 || portFrom > portTo) return null;
   }
   if (!from && portFrom === null) return null;
