@@ -93,7 +93,8 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
     for (let i = 0; i < rules.length; i++, seq++) {
       const rule = rules[i]!;
       rule.index = i + 1;
-      rule.chain = chain.name;
+      // Usually already so (the reader names it): no write, no write barrier on 320k old-space rules.
+      if (rule.chain !== chain.name) rule.chain = chain.name;
       const t = refOf(rule);
       if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
       const to = ordinal.get(t.name);
