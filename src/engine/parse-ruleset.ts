@@ -23,15 +23,31 @@ export interface ParsedRuleset {
   readonly nft?: NftRuleset;
 }
 
+/**
+ * Text from which a lazily read nftables script keeps its rules as source positions rather than ASTs
+ * (nftables/rule-source.ts): below it the ASTs are small and reading a rule's statements again costs more
+ * than keeping them.
+ */
+export const COMPACT_NFT_RULES_MIN_CHARS = 1 << 20;
+
+export interface RulesetReadOptions extends ParseOptions {
+  /** nftables text: keep rules as source positions (default: lazy reads of texts past COMPACT_NFT_RULES_MIN_CHARS). */
+  readonly compactNftRules?: boolean;
+}
+
 /** Reads a ruleset in any supported format. Never throws on user input. */
-export function parseRuleset(text: string, options: ParseOptions = {}): ParsedRuleset {
+export function parseRuleset(text: string, options: RulesetReadOptions = {}): ParsedRuleset {
   const detected = detectRulesetFormat(text);
   if (detected === 'iptables-save' || detected === 'unknown') {
     // Unknown text is read as iptables, whose diagnostics say what is wrong line by line.
     const ruleset = parseIptables(text, options);
     return { format: 'iptables-save', ruleset, diagnostics: ruleset.diagnostics };
   }
-  const parsed = parseNftAny(text, options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {});
+  const compactRules = options.compactNftRules ?? (options.lazy === true && text.length >= COMPACT_NFT_RULES_MIN_CHARS);
+  const parsed = parseNftAny(text, {
+    ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+    compactRules,
+  });
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
   const ruleset = lowerNftRuleset(parsed.ruleset, text, options.file ?? '<input>', diagnostics, options.lazy ?? false);
   return { format: parsed.format, ruleset, diagnostics, nft: parsed.ruleset };

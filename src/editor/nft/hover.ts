@@ -3,7 +3,7 @@
  * exact shares behind the hashed names), a set or map (`@name`: its type and contents with counts), a
  * `$variable` (its value), or else the rule on the line read in plain words.
  */
-import type { NftChain, NftSet, NftStmt, NftTable } from '../../engine/api.ts';
+import type { NftChain, NftRule, NftSet, NftTable } from '../../engine/api.ts';
 import type { HoverResult } from '../hover/hover.ts';
 import { cell, code, escapeMarkdown } from '../hover/markdown.ts';
 import type { LineSource } from '../text-lines.ts';
@@ -33,7 +33,7 @@ export function nftHoverAt(nft: NftIndex, lines: LineSource, line: number, chara
     return { markdown, range: at.range };
   }
   const r = nft.ruleAt(line);
-  if (r) return { markdown: ruleHover(nft, r.table, r.chain, r.rule.stmts, r.rule.comment), range: r.rule.range };
+  if (r) return { markdown: ruleHover(nft, r.table, r.chain, r.rule), range: r.rule.range };
   for (const t of nft.ast.tables)
     for (const s of t.sets)
       if (line >= s.range.start.line && line <= s.range.end.line)
@@ -197,19 +197,14 @@ function defineHover(nft: NftIndex, lines: LineSource, at: NftName): string {
   return `**$${escapeMarkdown(at.name)}** = ${code(value)}\n\nDefined on line ${d.range.start.line + 1} · used ${uses} time${uses === 1 ? '' : 's'}`;
 }
 
-function ruleHover(
-  nft: NftIndex,
-  t: NftTable,
-  c: NftChain,
-  stmts: readonly NftStmt[],
-  comment: string | undefined,
-): string {
+function ruleHover(nft: NftIndex, t: NftTable, c: NftChain, rule: NftRule): string {
   const scope = NftIndex.key(t);
-  const index = c.rules.findIndex(r => r.stmts === stmts) + 1;
+  // By identity of the rule: a large script's rules read their statements anew each time (rule-source.ts).
+  const index = c.rules.indexOf(rule) + 1;
   const out = [
     `**Rule ${index} of chain ${code(c.name)}** (table ${code(scope)})`,
-    ...describeNftRule(stmts, nft, scope),
+    ...describeNftRule(rule.stmts, nft, scope),
   ];
-  if (comment !== undefined) out.push(`Comment: ${escapeMarkdown(comment)}`);
+  if (rule.comment !== undefined) out.push(`Comment: ${escapeMarkdown(rule.comment)}`);
   return out.join('\n\n');
 }

@@ -26,7 +26,14 @@ export interface NftRuleAt {
 export class NftIndex {
   /** Where names stand; empty for JSON (its names are JSON strings, not tokens). */
   readonly names: NftNames;
-  private readonly rulesByLine = new Map<number, NftRuleAt>();
+  /**
+   * The first rule (in table, chain, rule order) starting on each line, as parallel arrays sorted by line:
+   * a map of one object per rule held 40 MB of the engine worker for kube-proxy's 483k-rule script.
+   */
+  private readonly ruleLines: Int32Array;
+  private readonly ruleTables: Int32Array;
+  private readonly ruleChains: NftChain[] = [];
+  private readonly ruleIndexes: Int32Array;
 
   constructor(
     readonly ast: NftRuleset,
@@ -35,14 +42,29 @@ export class NftIndex {
     text: string,
   ) {
     this.names = scanNftNames(format === 'nft-json' ? '' : text);
-    for (const table of ast.tables)
+    let n = 0;
+    for (const table of ast.tables) for (const chain of table.chains) n += chain.rules.length;
+    const lines = new Int32Array(n);
+    const tables = new Int32Array(n);
+    const indexes = new Int32Array(n);
+    const chains: NftChain[] = new Array<NftChain>(n);
+    let k = 0;
+    ast.tables.forEach((table, ti) => {
       for (const chain of table.chains)
         chain.rules.forEach((rule, i) => {
-          const line = rule.range.start.line;
-          if (this.rulesByLine.has(line)) return;
-          const model = this.modelChain(table, chain.name)?.rules[i];
-          this.rulesByLine.set(line, { table, chain, rule, model });
+          lines[k] = rule.range.start.line;
+          tables[k] = ti;
+          indexes[k] = i;
+          chains[k++] = chain;
         });
+    });
+    // Stable by line: of the rules starting on one line, the first in table, chain and rule order.
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => lines[a]! - lines[b]! || a - b);
+    const keep = order.filter((o, i) => i === 0 || lines[o] !== lines[order[i - 1]!]);
+    this.ruleLines = Int32Array.from(keep, o => lines[o]!);
+    this.ruleTables = Int32Array.from(keep, o => tables[o]!);
+    this.ruleIndexes = Int32Array.from(keep, o => indexes[o]!);
+    for (const o of keep) this.ruleChains.push(chains[o]!);
   }
 
   /** `family name`, the key of a table in the model and the scope of its names. */
@@ -51,7 +73,20 @@ export class NftIndex {
   }
 
   ruleAt(line: number): NftRuleAt | undefined {
-    return this.rulesByLine.get(line);
+    const lines = this.ruleLines;
+    let lo = 0;
+    let hi = lines.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (lines[mid]! < line) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= lines.length || lines[lo] !== line) return undefined;
+    const table = this.ast.tables[this.ruleTables[lo]!]!;
+    const chain = this.ruleChains[lo]!;
+    const i = this.ruleIndexes[lo]!;
+    const rule = chain.rules[i]!;
+    return { table, chain, rule, model: this.modelChain(table, chain.name)?.rules[i] };
   }
 
   table(scope: string): NftTable | undefined {

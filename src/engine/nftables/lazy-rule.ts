@@ -9,6 +9,7 @@ import type { Counters, IpMatch, MatchInstance, Rule, TargetInstance } from '../
 import type { NftRule } from './ast.ts';
 import type { LowerCtx, NftProgram } from '../nft-program/program.ts';
 import { lowerRuleProgram } from './stmt/index.ts';
+import { SourceRule } from './rule-source.ts';
 
 const NO_IP: IpMatch = Object.freeze({});
 const NO_MATCHES: readonly MatchInstance[] = Object.freeze([]);
@@ -20,7 +21,8 @@ export interface LazyCtx {
 }
 
 export class LazyNftRule implements Rule {
-  readonly raw: string;
+  /** The rule's first line, unless its AST reads it from the text itself (rule-source.ts). */
+  private readonly rawLine: string | null;
   readonly counters: Counters | null = null;
   readonly specStart = 0;
   readonly ip: IpMatch = NO_IP;
@@ -37,14 +39,18 @@ export class LazyNftRule implements Rule {
     public chain: string,
     private readonly ast: NftRule,
     private readonly ctx: LazyCtx,
-    lines: readonly string[],
+    lineAt: (line: number) => string,
   ) {
-    this.raw = lines[ast.range.start.line] ?? '';
+    this.rawLine = ast instanceof SourceRule ? null : lineAt(ast.range.start.line);
     this.comment = ast.comment ?? null;
   }
 
+  get raw(): string {
+    return this.rawLine ?? (this.ast as SourceRule).firstLineText();
+  }
+
   get line(): number {
-    return this.ast.range.start.line;
+    return this.ast instanceof SourceRule ? this.ast.firstLine : this.ast.range.start.line;
   }
 
   get range(): Range {

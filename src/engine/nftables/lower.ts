@@ -12,6 +12,7 @@ import type { LowerCtx, NftNamedSet } from '../nft-program/program.ts';
 import { lowerElements } from './sets.ts';
 import { lowerRuleProgram } from './stmt/index.ts';
 import { LazyNftRule } from './lazy-rule.ts';
+import { ruleSetUpdates } from './rule-source.ts';
 import { type DataType, TYPES_BY_NAME } from '../nft-program/types.ts';
 
 const HOOKS: Record<string, HookName> = {
@@ -85,7 +86,7 @@ function baseInfo(c: NftChain): BaseChainInfo | undefined {
 
 function lowerTable(
   t: NftTable,
-  lines: readonly string[],
+  lineAt: (line: number) => string,
   diagnostics: Diagnostic[],
   lazy: boolean,
 ): { table: Table; rules: number } {
@@ -99,22 +100,21 @@ function lowerTable(
   // Lazily lowered rules report their diagnostics the first time only (lazy-rule.ts).
   const lazyCtx = { reporting: ctx, silent: { ...ctx, report: () => {} } };
   const updated = new Set<string>();
-  for (const c of t.chains)
-    for (const r of c.rules) for (const s of r.stmts) if (s.kind === 'setop') updated.add(s.set);
+  for (const c of t.chains) for (const r of c.rules) for (const s of ruleSetUpdates(r)) updated.add(s);
   for (const s of t.sets) sets.set(s.name, lowerSet(s, ctx, updated));
   const chains = new Map<string, Chain>();
   let count = 0;
   for (const c of t.chains) {
     const base = baseInfo(c);
     const rules: Rule[] = c.rules.map((r, i) => {
-      if (lazy) return new LazyNftRule(i + 1, t.name, c.name, r, lazyCtx, lines);
+      if (lazy) return new LazyNftRule(i + 1, t.name, c.name, r, lazyCtx, lineAt);
       return {
         index: i + 1,
         table: t.name,
         chain: c.name,
         line: r.range.start.line,
         range: r.range,
-        raw: lines[r.range.start.line] ?? '',
+        raw: lineAt(r.range.start.line),
         counters: null,
         specStart: 0,
         ip: {},
@@ -160,6 +160,13 @@ function lowerTable(
   };
 }
 
+/** The number of lines `text.split('\n')` gives, without making them. */
+function lineCount(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 /**
  * The model of an nftables ruleset. `text` is the source (for rule lines); diagnostics are appended to
  * `diagnostics`. With `lazy`, each rule's statements are lowered when a trace first reaches the rule.
@@ -171,11 +178,14 @@ export function lowerNftRuleset(
   diagnostics: Diagnostic[],
   lazy = false,
 ): Ruleset {
-  const lines = text.split('\n');
+  // The text's lines, split only when a rule keeps no way to its line itself (rule-source.ts): 1.3M line
+  // strings of a 101 MB script would be held while it is lowered.
+  let lines: string[] | null = null;
+  const lineAt = (line: number): string => (lines ??= text.split('\n'))[line] ?? '';
   const tables = new Map<string, Table>();
   let ruleCount = 0;
   for (const t of ast.tables) {
-    const { table, rules } = lowerTable(t, lines, diagnostics, lazy);
+    const { table, rules } = lowerTable(t, lineAt, diagnostics, lazy);
     tables.set(`${t.family} ${t.name}`, table);
     ruleCount += rules;
   }
@@ -187,6 +197,6 @@ export function lowerNftRuleset(
     tables,
     diagnostics,
     ruleCount,
-    lineCount: lines.length,
+    lineCount: lines ? (lines as string[]).length : lineCount(text),
   };
 }

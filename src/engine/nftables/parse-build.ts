@@ -18,6 +18,7 @@ import type {
   NftTable,
 } from './ast.ts';
 import type { Cursor } from './parse-cursor.ts';
+import { SourceRule } from './rule-source.ts';
 
 /** Elements kept per set: beyond this a set is cut short with a diagnostic (bounded memory and time). */
 export const MAX_SET_ELEMENTS = 1_000_000;
@@ -36,6 +37,8 @@ export class RulesetBuilder {
   private readonly chainIndex = new WeakMap<NftTable, Map<string, MChain>>();
   private readonly setIndex = new WeakMap<NftTable, Map<string, MSet>>();
   private readonly elementCut = new Set<MSet>();
+  /** A chain or set was deleted: rules read before may name what is gone (parse-validate.ts `exact`). */
+  namesDeleted = false;
 
   constructor(private readonly d: Diag) {}
 
@@ -85,6 +88,7 @@ export class RulesetBuilder {
   }
 
   deleteChain(t: MTable, c: MChain): void {
+    this.namesDeleted = true;
     t.chains.splice(t.chains.indexOf(c), 1);
     this.chainsOf(t).delete(c.name);
   }
@@ -123,6 +127,7 @@ export class RulesetBuilder {
   }
 
   deleteSet(t: MTable, s: MSet): void {
+    this.namesDeleted = true;
     t.sets.splice(t.sets.indexOf(s), 1);
     this.setsOf(t).delete(s.name);
   }
@@ -191,7 +196,12 @@ export class RulesetBuilder {
       if (where.mode === 'replace') {
         // The replaced rule keeps its handle (checked with nft 1.0.6: `nft -a list` shows the same handle).
         const old = c.rules[i] as NftRule;
-        c.rules[i] = old.handle !== undefined ? { ...rule, handle: old.handle } : rule;
+        c.rules[i] =
+          old.handle === undefined
+            ? rule
+            : rule instanceof SourceRule
+              ? rule.withHandle(old.handle)
+              : { ...rule, handle: old.handle };
         return;
       }
       at = where.mode === 'insert' ? i : i + 1;

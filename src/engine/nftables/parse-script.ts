@@ -24,11 +24,17 @@ import {
 import { describe, parseSetBlock } from './parse-text-expr.ts';
 import { parseRuleBody } from './parse-text-stmt.ts';
 import { validateReferences } from './parse-validate.ts';
+import { bodyStart, makeRule } from './rule-source.ts';
 
 export const NFT_MAX_BYTES = 128 * 1024 * 1024;
 
 export interface NftParseOptions {
   readonly maxBytes?: number;
+  /**
+   * Rules keep where they were written and read their statements again when asked (rule-source.ts): for
+   * large scripts, whose ASTs would not fit in memory at once. JSON rules always keep their statements.
+   */
+  readonly compactRules?: boolean;
 }
 
 /** `nft list ruleset` text. */
@@ -52,6 +58,7 @@ function parseNftSource(text: string, source: NftSource, options: NftParseOption
     );
     return { ruleset: { source, tables: [] }, diagnostics: cur.diagnostics };
   }
+  cur.compactRules = options.compactRules ?? false;
   const b = new RulesetBuilder(cur);
   try {
     topLevel(cur, b);
@@ -64,7 +71,7 @@ function parseNftSource(text: string, source: NftSource, options: NftParseOption
     );
   }
   const ruleset = { source, tables: b.tables };
-  validateReferences(ruleset, cur);
+  validateReferences(ruleset, cur, !b.namesDeleted);
   return { ruleset, diagnostics: cur.diagnostics };
 }
 
@@ -105,7 +112,7 @@ function command(cur: Cursor, b: RulesetBuilder, t: Tok): boolean {
       return true;
     case 'undefine':
       cur.next();
-      cur.defines.delete(cur.next().text);
+      cur.undefine(cur.next().text);
       return true;
     case 'include': {
       cur.next();
@@ -184,7 +191,7 @@ function define(cur: Cursor): void {
   cur.definingName = null;
   if (depth !== 0)
     cur.diag('unbalanced-braces', `the value of "${name.text}" has unbalanced braces`, tokRange(start, cur.prev()));
-  cur.defines.set(name.text, { tokens, range: tokRange(start, cur.prev()) });
+  cur.define(name.text, { tokens, range: tokRange(start, cur.prev()) });
 }
 
 /** `[family] name`: a table's family and name (the family defaults to ip). */
@@ -223,7 +230,7 @@ function addObject(cur: Cursor, b: RulesetBuilder, start: Tok, what: string, cre
   if (what === 'chain') {
     const name = cur.next();
     const c = b.addChain(t2, name.text, tokRange(start, name), create);
-    if (cur.isPunct('{')) parseChainBody(cur, c);
+    if (cur.isPunct('{')) parseChainBody(cur, c, b, t2);
     return;
   }
   if (what === 'set' || what === 'map') {
@@ -246,19 +253,28 @@ function ruleCommand(cur: Cursor, b: RulesetBuilder, start: Tok, mode: string): 
   let index: number | undefined;
   if (cur.isWord('handle') || cur.isWord('position')) handle = Number((cur.next(), cur.next()).text);
   else if (cur.isWord('index')) index = Number((cur.next(), cur.next()).text);
+  const from = bodyStart(cur);
   const body = parseRuleBody(cur, spec.family);
   const range = tokRange(start, cur.prev());
   const t = b.needTable(spec.family, spec.name, tokRange(spec.tok));
   const c = t && b.needChain(t, chainTok.text, tokRange(chainTok));
   if (!t || !c) return true;
-  const rule = {
-    family: spec.family,
-    table: spec.name,
-    chain: chainTok.text,
-    stmts: body.stmts,
-    range,
-    ...(body.comment !== undefined ? { comment: body.comment } : {}),
-  };
+  // The table's and chain's own name strings: one each, not one per command naming them.
+  const rule = makeRule(
+    cur,
+    from,
+    {
+      family: spec.family,
+      table: t.name,
+      chain: c.name,
+      stmts: body.stmts,
+      range,
+      comment: body.comment,
+      handle: undefined,
+    },
+    start,
+    (kind, name) => (kind === 'chain' ? b.chain(t, name) : b.set(t, name)) !== undefined,
+  );
   const place: RulePlace = {
     mode: mode as RulePlace['mode'],
     ...(handle !== undefined ? { handle } : {}),

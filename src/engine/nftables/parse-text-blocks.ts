@@ -18,6 +18,7 @@ import type { Cursor } from './parse-cursor.ts';
 import { tokRange, type Tok } from './parse-tokenizer.ts';
 import { describe, parseKeyConcat, parseSetBlock } from './parse-text-expr.ts';
 import { parseRuleBody } from './parse-text-stmt.ts';
+import { bodyStart, makeRule } from './rule-source.ts';
 import { parseDuration, parseNumber } from './parse-values.ts';
 
 export function isFamily(w: string): w is NftFamily {
@@ -73,7 +74,7 @@ export function parseTableBody(cur: Cursor, b: RulesetBuilder, t: MTable): void 
         cur.next();
         const name = cur.next();
         const c = b.addChain(t, name.text, tokRange(tok, name));
-        if (cur.isPunct('{')) parseChainBody(cur, c);
+        if (cur.isPunct('{')) parseChainBody(cur, c, b, t);
         c.range = { start: c.range.start, end: tokRange(cur.prev()).end };
         return true;
       }
@@ -125,7 +126,7 @@ export function readList(cur: Cursor): string[] {
   return out;
 }
 
-export function parseChainBody(cur: Cursor, c: MChain): void {
+export function parseChainBody(cur: Cursor, c: MChain, b: RulesetBuilder, t: MTable): void {
   const open = cur.next();
   const handle = openHandle(cur);
   if (handle !== undefined) c.handle = handle;
@@ -152,17 +153,26 @@ export function parseChainBody(cur: Cursor, c: MChain): void {
       if (c.base) c.base = { ...c.base, devices };
       return true;
     }
+    const from = bodyStart(cur);
     const r = parseRuleBody(cur, c.family);
     const range = tokRange(tok, cur.prev());
-    c.rules.push({
-      family: c.family,
-      table: c.table,
-      chain: c.name,
-      stmts: r.stmts,
-      range,
-      ...(r.comment !== undefined ? { comment: r.comment } : {}),
-      ...(r.handle !== undefined ? { handle: r.handle } : {}),
-    });
+    c.rules.push(
+      makeRule(
+        cur,
+        from,
+        {
+          family: c.family,
+          table: c.table,
+          chain: c.name,
+          stmts: r.stmts,
+          range,
+          comment: r.comment,
+          handle: r.handle,
+        },
+        tok,
+        (kind, name) => (kind === 'chain' ? b.chain(t, name) : b.set(t, name)) !== undefined,
+      ),
+    );
     return true;
   });
 }

@@ -23,6 +23,8 @@ export interface Tok {
   readonly col: number;
   readonly endLine: number;
   readonly endCol: number;
+  /** Offset of the token's first character in the source (of the `$` for a substituted variable). */
+  readonly offset: number;
   /** The token's range, made once and shared by every single-token node built from it. */
   readonly range: Range;
   /** A string that had no closing quote on its line. */
@@ -55,12 +57,28 @@ function endsWord(c: number): boolean {
   );
 }
 
-export class Lexer {
-  private pos = 0;
-  private line = 0;
-  private lineStart = 0;
+/** Words of at most this length are shared strings (a large script repeats `ip`, `jump`, table names…). */
+const MAX_SHARED_WORD = 24;
+/** Distinct shared words at most (bounded memory on hostile input). */
+const MAX_SHARED_WORDS = 50_000;
 
-  constructor(private readonly src: string) {}
+export class Lexer {
+  private pos: number;
+  private line: number;
+  private lineStart: number;
+  private readonly words = new Map<string, string>();
+
+  /** Reads `src` from the start, or from `offset` on 0-based `line` (whose first character is at `lineStart`). */
+  constructor(
+    private readonly src: string,
+    offset = 0,
+    line = 0,
+    lineStart = 0,
+  ) {
+    this.pos = offset;
+    this.line = line;
+    this.lineStart = lineStart;
+  }
 
   next(): Tok {
     const s = this.src;
@@ -98,8 +116,18 @@ export class Lexer {
       let p = this.pos + 1;
       while (p < n && !endsWord(s.charCodeAt(p))) p++;
       this.pos = p;
-      return this.make('word', s.slice(start, p), start, p);
+      return this.make('word', this.word(start, p), start, p);
     }
+  }
+
+  /** The word's text, one string for each short word however often it occurs. */
+  private word(start: number, end: number): string {
+    const w = this.src.slice(start, end);
+    if (end - start > MAX_SHARED_WORD) return w;
+    const known = this.words.get(w);
+    if (known !== undefined) return known;
+    if (this.words.size < MAX_SHARED_WORDS) this.words.set(w, w);
+    return w;
   }
 
   private comment(): Tok {
@@ -137,6 +165,7 @@ export class Lexer {
       col,
       endLine: line,
       endCol,
+      offset: start,
       range: { start: { line, character: col }, end: { line, character: endCol } },
     };
   }
