@@ -202,15 +202,38 @@ function addrNum(text: string): bigint {
 interface ChainIndex {
   readonly wide: number[];
   readonly exact: { d: bigint; i: number }[];
+  /** Built when a box with many destinations asks: rules by their one destination port, and the rest. */
+  ports?: { readonly byPort: Map<bigint, number[]>; readonly rest: number[] };
 }
 
 const indexes = new WeakMap<Chain, ChainIndex>();
 const SMALL_CHAIN = 64;
+/** A box whose destinations leave more candidates than this is looked up by port too, if it has few. */
+const MANY_CANDIDATES = 512;
+const FEW_PORTS = 256n;
+
+/** The rules of a chain by the one destination port they test (`--dport 80`), and those that test no such port. */
+function portIndex(chain: Chain, family: 4 | 6): NonNullable<ChainIndex['ports']> {
+  const byPort = new Map<bigint, number[]>();
+  const rest: number[] = [];
+  chain.rules.forEach((r, i) => {
+    if (r.nft) return void rest.push(i);
+    const f = ruleFacts(r, family);
+    const one = f.dports.length === 1 && !f.dports[0]!.negated && f.dports[0]!.value.length === 1;
+    const span = one ? f.dports[0]!.value[0]! : null;
+    if (!span || span.lo !== span.hi) return void rest.push(i);
+    const list = byPort.get(span.lo);
+    if (list) list.push(i);
+    else byPort.set(span.lo, [i]);
+  });
+  return { byPort, rest };
+}
 
 /**
  * The rules of a chain a box can match on its destination: all of a short chain, else the rules without an
- * exact destination and those whose destination lies in the box. Any order will do: a split found at any
- * rule is a valid split.
+ * exact destination and those whose destination lies in the box; when that is still many and the box has
+ * few destination ports, the rules that test none of them are left out too (a rule testing one port
+ * matches no packet of a box without it). Any order will do: a split found at any rule is a valid split.
  */
 function candidates(chain: Chain, box: Box, family: 4 | 6): readonly Rule[] {
   if (chain.rules.length <= SMALL_CHAIN) return chain.rules;
@@ -238,8 +261,17 @@ function candidates(chain: Chain, box: Box, family: 4 | 6): readonly Rule[] {
     if (ix.exact[mid]!.d < box.dst.lo) lo = mid + 1;
     else hi = mid;
   }
+  let end = lo;
+  while (end < ix.exact.length && ix.exact[end]!.d <= box.dst.hi) end++;
+  const dp = box.dport;
+  if (end - lo > MANY_CANDIDATES && dp && dp.hi - dp.lo < FEW_PORTS) {
+    ix.ports ??= portIndex(chain, family);
+    const picked = [...ix.ports.rest];
+    for (let p = dp.lo; p <= dp.hi; p++) picked.push(...(ix.ports.byPort.get(p) ?? []));
+    return picked.map(i => chain.rules[i]!);
+  }
   const out = ix.wide.map(i => chain.rules[i]!);
-  for (let k = lo; k < ix.exact.length && ix.exact[k]!.d <= box.dst.hi; k++) out.push(chain.rules[ix.exact[k]!.i]!);
+  for (let k = lo; k < end; k++) out.push(chain.rules[ix.exact[k]!.i]!);
   return out;
 }
 
