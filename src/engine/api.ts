@@ -22,6 +22,7 @@ export { parseNftAny } from './nftables/parse-nft.ts';
 export { detectRulesetFormat, type RulesetFormat } from './nftables/parse-detect.ts';
 export { numgenShares } from './nftables/expr/numgen.ts';
 export { checkLowering } from './nftables/lazy-rule.ts';
+export { ruleMayMention } from './nftables/rule-source.ts';
 export { Lexer as NftLexer, type Tok as NftToken } from './nftables/parse-tokenizer.ts';
 export type {
   NftRuleset,

@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 import type { NftRuleset } from '../../src/engine/nftables/ast.ts';
 import { parseNftScript, parseNftText } from '../../src/engine/nftables/parse-script.ts';
 import { detectRulesetFormat } from '../../src/engine/nftables/parse-detect.ts';
-import { SourceRule } from '../../src/engine/nftables/rule-source.ts';
+import { SourceRule, ruleMayMention } from '../../src/engine/nftables/rule-source.ts';
 import { parseRuleset } from '../../src/engine/parse-ruleset.ts';
 import { checkLowering } from '../../src/engine/nftables/lazy-rule.ts';
 import { lintNft } from '../../src/engine/lint/nft.ts';
@@ -123,6 +123,28 @@ describe('nftables rules kept as source positions', () => {
     const compact = parseNftScript(CORNERS, { compactRules: true });
     const rules = compact.ruleset.tables.flatMap(t => t.chains.flatMap(c => c.rules));
     assert.ok(rules.length > 20 && rules.every(r => r instanceof SourceRule), 'every rule is kept as source');
+  });
+
+  it('say which words their statements cannot name without reading them (the editor hovers skip those rules)', () => {
+    const text = generateKubeProxyNft(20, 3) + CORNERS.replace(/^#!.*\n/, '');
+    const rs = parseNftScript(text, { compactRules: true }).ruleset;
+    let skipped = 0;
+    for (const t of rs.tables) {
+      const words = [...t.chains.map(c => c.name), ...t.sets.map(x => x.name), 'later', 'nets'];
+      for (const c of t.chains)
+        for (const r of c.rules) {
+          const stmts = JSON.stringify(r.stmts);
+          for (const w of words)
+            if (!ruleMayMention(r, w)) {
+              skipped++;
+              assert.ok(!stmts.includes(`"${w}"`), `${c.name}: ${stmts} names ${w}`);
+            }
+        }
+    }
+    assert.ok(skipped > 1000, `${skipped} rules skipped`);
+    // Through a variable: the text names "$nets", the statements hold its value.
+    const viaDefine = rs.tables.flatMap(t => t.chains.flatMap(c => c.rules)).filter(r => ruleMayMention(r, '10.0.0.0'));
+    assert.ok(viaDefine.some(r => JSON.stringify(r.stmts).includes('10.0.0.0')));
   });
 
   it('lower, check and trace the same as rules that keep their statements', () => {

@@ -3,7 +3,7 @@
  * exact shares behind the hashed names), a set or map (`@name`: its type and contents with counts), a
  * `$variable` (its value), or else the rule on the line read in plain words.
  */
-import type { NftChain, NftRule, NftSet, NftTable } from '../../engine/api.ts';
+import { type NftChain, type NftRule, type NftSet, type NftTable, ruleMayMention } from '../../engine/api.ts';
 import type { HoverResult } from '../hover/hover.ts';
 import { cell, code, escapeMarkdown } from '../hover/markdown.ts';
 import type { LineSource } from '../text-lines.ts';
@@ -114,12 +114,15 @@ function kubeChain(nft: NftIndex, scope: string, chain: NftChain): string[] {
   if (k.kind === 'endpoint') {
     for (const t of nft.ast.tables.filter(x => NftIndex.key(x) === scope))
       for (const c of t.chains)
-        for (const r of c.rules)
+        for (const r of c.rules) {
+          // A large script's rules read their statements again: only those whose text names the chain.
+          if (!ruleMayMention(r, chain.name)) continue;
           for (const s of r.stmts)
             if (s.kind === 'vmap')
               for (const b of numgenBranches(s) ?? [])
                 if (b.target === chain.name)
                   out.push(`Gets ${b.share} (exactly ${b.exact}) of new connections through ${code(c.name)}`);
+        }
   }
   return out;
 }

@@ -23,10 +23,6 @@ export interface LazyCtx {
 export class LazyNftRule implements Rule {
   /** The rule's first line, unless its AST reads it from the text itself (rule-source.ts). */
   private readonly rawLine: string | null;
-  readonly counters: Counters | null = null;
-  readonly specStart = 0;
-  readonly ip: IpMatch = NO_IP;
-  readonly matches: readonly MatchInstance[] = NO_MATCHES;
   target: TargetInstance | null = null;
   readonly comment: string | null;
   private program: NftProgram | null = null;
@@ -43,6 +39,23 @@ export class LazyNftRule implements Rule {
   ) {
     this.rawLine = ast instanceof SourceRule ? null : lineAt(ast.range.start.line);
     this.comment = ast.comment ?? null;
+  }
+
+  // What every nft rule has alike, on the prototype rather than in each of 483k rules.
+  get counters(): Counters | null {
+    return null;
+  }
+
+  get specStart(): number {
+    return 0;
+  }
+
+  get ip(): IpMatch {
+    return NO_IP;
+  }
+
+  get matches(): readonly MatchInstance[] {
+    return NO_MATCHES;
   }
 
   get raw(): string {

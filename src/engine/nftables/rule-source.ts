@@ -110,6 +110,21 @@ export class SourceRule implements NftRule {
     );
   }
 
+  /**
+   * Whether the rule's statements may name `word`: its text holds the word, or a variable (whose value
+   * could). False means its statements, read again, do not name it — checked without reading them.
+   */
+  mayMention(word: string): boolean {
+    let end = this.rangeLineStart;
+    for (let l = this.startLine; l < this.endLine; l++) {
+      const nl = this.text.indexOf('\n', end);
+      if (nl < 0) break;
+      end = nl + 1;
+    }
+    const span = this.text.slice(this.rangeLineStart + this.startChar, end + this.endChar);
+    return span.includes(word) || span.includes('$');
+  }
+
   /** The plain rule object a front end that keeps statements builds, for JSON and for comparisons. */
   toJSON(): NftRule {
     return {
@@ -151,6 +166,11 @@ export function setUpdatesOf(stmts: readonly NftStmt[]): string[] | undefined {
   let out: string[] | undefined;
   for (const s of stmts) if (s.kind === 'setop') (out ??= []).push(s.set);
   return out;
+}
+
+/** Whether a rule's statements may name `word` (rules that keep their statements: always true). */
+export function ruleMayMention(r: NftRule, word: string): boolean {
+  return r instanceof SourceRule ? r.mayMention(word) : true;
 }
 
 /** The sets a rule's statements change, kept or read from them. */
