@@ -93,11 +93,18 @@ function lintTable(t: NftTable, out: NftLintDiagnostic[]): void {
   const refs = new Refs(t);
   const edges = new Map<string, Edge[]>();
   const named = new Set<string>();
+  // Each rule's statements are read once, for its jumps and for the shadowing check: a large script's rules
+  // read them again from the text on each access (nftables/rule-source.ts). The shadowing findings keep
+  // their place in the list, after the others.
+  const shadows: NftLintDiagnostic[] = [];
+  let budget = MAX_SHADOW_PAIRS;
   for (const c of t.chains) {
     const list: Edge[] = [];
-    for (const r of c.rules) for (const s of r.stmts) refs.edges(s, list);
+    const stmts = c.rules.map(r => r.stmts);
+    for (const ss of stmts) for (const s of ss) refs.edges(s, list);
     edges.set(c.name, list);
     for (const e of list) named.add(e.to);
+    budget = shadowed(key, c, stmts, shadows, budget);
   }
   // Named maps' elements name chains even when no rule uses the map.
   for (const s of t.sets) {
@@ -136,8 +143,7 @@ function lintTable(t: NftTable, out: NftLintDiagnostic[]): void {
           `${s.map ? 'map' : 'set'} ${s.name} is never used: no rule or map refers to @${s.name}`,
         ),
       );
-  let budget = MAX_SHADOW_PAIRS;
-  for (const c of t.chains) budget = shadowed(key, c, out, budget);
+  for (const f of shadows) out.push(f);
 }
 
 function finding(
@@ -230,10 +236,10 @@ function inert(s: NftStmt): boolean {
 }
 
 /** The rule takes every packet its matches select: only deterministic matches, then a verdict leaving the chain. */
-function terminal(r: NftRule): NftStmt[] | null {
+function terminal(stmts: readonly NftStmt[]): NftStmt[] | null {
   const matches: NftStmt[] = [];
   let ends = false;
-  for (const s of r.stmts) {
+  for (const s of stmts) {
     if (ends) return null;
     if (s.kind === 'match') {
       if (!deterministic(s)) return null;
@@ -246,10 +252,17 @@ function terminal(r: NftRule): NftStmt[] | null {
   return ends ? matches : null;
 }
 
-function shadowed(key: string, c: NftChain, out: NftLintDiagnostic[], budget: number): number {
+function shadowed(
+  key: string,
+  c: NftChain,
+  stmts: readonly (readonly NftStmt[])[],
+  out: NftLintDiagnostic[],
+  budget: number,
+): number {
   const takers: { rule: NftRule; index: number; matches: Set<string> }[] = [];
   c.rules.forEach((r, i) => {
-    const mine = new Set(r.stmts.filter(s => s.kind === 'match').map(shape));
+    const ss = stmts[i]!;
+    const mine = new Set(ss.filter(s => s.kind === 'match').map(shape));
     for (const by of takers) {
       if (--budget <= 0) return;
       let covered = true;
@@ -274,11 +287,11 @@ function shadowed(key: string, c: NftChain, out: NftLintDiagnostic[], budget: nu
       }
     }
     // A rule that changes the packet or jumps away ends what earlier rules can promise about later ones.
-    if (!r.stmts.every(inert)) {
+    if (!ss.every(inert)) {
       takers.length = 0;
       return;
     }
-    const m = terminal(r);
+    const m = terminal(ss);
     if (m) takers.push({ rule: r, index: i + 1, matches: new Set(m.map(shape)) });
   });
   return budget;
