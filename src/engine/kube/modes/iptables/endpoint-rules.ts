@@ -32,9 +32,8 @@ export interface EndpointBlock {
   readonly comments: boolean;
   /** KUBE-SVC-* then KUBE-SVL-*, whichever the port uses. */
   readonly policy: readonly PolicyChain[];
-  /** Every endpoint the block names: `ip:port`, its address and its KUBE-SEP-* chain. */
-  readonly eps: readonly string[];
-  readonly ips: readonly string[];
+  /** Every endpoint the block names, and its KUBE-SEP-* chain. */
+  readonly ends: readonly EndpointInfo[];
   readonly seps: readonly string[];
   /** The endpoints that get a KUBE-SEP-* chain (allReachable), in kube-proxy's order. */
   readonly reachable: readonly number[];
@@ -43,8 +42,12 @@ export interface EndpointBlock {
    * iptables-save's quoting does (the usual case). Otherwise each line goes through `toSaveFormat`.
    */
   readonly direct: boolean;
-  /** With `direct`: the name as iptables-save prints a comment (quoted: it holds `/`). */
-  readonly savedName: string;
+  /**
+   * With `direct`: each part's rules in iptables-save's form, one string per part, made here while the
+   * endpoint's words are fresh in memory (render order is by chain name: reading them then costs a cache
+   * miss per word).
+   */
+  readonly saved: readonly string[] | null;
 }
 
 /** A table's rules in kube-proxy's write order: whole rules, and each port's endpoint block. */
@@ -89,6 +92,7 @@ const PLAIN_ADDRESS = /^[0-9A-Fa-f.:]+$/;
  * endpoints that get a KUBE-SEP-* chain. Each endpoint is hashed once (kube-proxy's chain name).
  */
 export function endpointBlock(
+  family: 4 | 6,
   name: string,
   protocol: string,
   affinity: { readonly on: boolean; readonly timeout: number },
@@ -96,9 +100,10 @@ export function endpointBlock(
   policy: readonly { readonly chain: string; readonly endpoints: readonly EndpointInfo[] }[],
   reachable: readonly EndpointInfo[],
 ): EndpointBlock {
-  const eps: string[] = [];
-  const ips: string[] = [];
+  const ends: EndpointInfo[] = [];
   const seps: string[] = [];
+  // `ip:port` of each endpoint while the block is made (the rules' text is made from it here or later).
+  const eps: string[] = [];
   let direct =
     PLAIN_NAME.test(name) && !affinity.on && (protocol === 'tcp' || protocol === 'udp' || protocol === 'sctp');
   // The same EndpointInfo in both policy chains (and in `reachable`) is named once.
@@ -110,10 +115,10 @@ export function endpointBlock(
   const add = (e: EndpointInfo): number => {
     let i = index?.get(e);
     if (i !== undefined) return i;
-    i = eps.length;
+    i = ends.length;
     const ep = endpointString(e);
+    ends.push(e);
     eps.push(ep);
-    ips.push(e.ip);
     seps.push(endpointChainName(name, protocol, ep));
     if (direct && !PLAIN_ADDRESS.test(e.ip)) direct = false;
     index?.set(e, i);
@@ -126,20 +131,21 @@ export function endpointBlock(
     if (p.endpoints === reachable) reach = members;
     chains.push({ chain: p.chain, members });
   }
-  return {
+  const b = {
     name,
     protocol,
     affinity: affinity.on,
     affinityTimeout: affinity.timeout,
     comments,
     policy: chains,
-    eps,
-    ips,
+    ends,
     seps,
     reachable: reach ?? reachable.map(add),
     direct,
-    savedName: direct && comments ? saveString(name) : '',
+    saved: null as string[] | null,
   };
+  if (direct) b.saved = savedParts(b, eps, family);
+  return b;
 }
 
 /** `fmt.Sprintf("%0.10f", 1.0/float64(n))`, once per n. */
@@ -173,63 +179,29 @@ function partRestoreLines(b: EndpointBlock, part: number, out: string[]): void {
       for (const i of members) {
         const sep = b.seps[i]!;
         out.push(
-          `-A ${chain}${comment(`"${name} -> ${b.eps[i]!}"`)} -m recent --name ${sep} --rcheck --seconds ${b.affinityTimeout} --reap -j ${sep}`,
+          `-A ${chain}${comment(`"${name} -> ${endpointString(b.ends[i]!)}"`)} -m recent --name ${sep} --rcheck --seconds ${b.affinityTimeout} --reap -j ${sep}`,
         );
       }
     const n = members.length;
     for (let k = 0; k < n; k++) {
       const i = members[k]!;
       const stat = k < n - 1 ? ` -m statistic --mode random --probability ${kubeProxyProbability(n - k)}` : '';
-      out.push(`-A ${chain}${comment(`"${name} -> ${b.eps[i]!}"`)}${stat} -j ${b.seps[i]!}`);
+      out.push(`-A ${chain}${comment(`"${name} -> ${endpointString(b.ends[i]!)}"`)}${stat} -j ${b.seps[i]!}`);
     }
     return;
   }
   const i = b.reachable[part - b.policy.length]!;
   const sep = b.seps[i]!;
   const head = `-A ${sep}${comment(name)}`;
-  out.push(`${head} -s ${b.ips[i]!} -j KUBE-MARK-MASQ`);
+  out.push(`${head} -s ${b.ends[i]!.ip} -j KUBE-MARK-MASQ`);
   const recent = b.affinity ? ` -m recent --name ${sep} --set` : '';
-  out.push(`${head}${recent} -m ${b.protocol} -p ${b.protocol} -j DNAT --to-destination ${b.eps[i]!}`);
+  out.push(`${head}${recent} -m ${b.protocol} -p ${b.protocol} -j DNAT --to-destination ${endpointString(b.ends[i]!)}`);
 }
 
 /** Every rule of the block in kube-proxy's write order: the policy chains, then each KUBE-SEP-*. */
 export function restoreLines(b: EndpointBlock, out: string[]): void {
   const parts = partCount(b);
   for (let part = 0; part < parts; part++) partRestoreLines(b, part, out);
-}
-
-/**
- * The constant stretches of a direct block's iptables-save lines (the form save-format.ts fastSaveFormat
- * gives kube-proxy's lines: the comment moves after the header options, `-s` gains its prefix length, `-p`
- * comes before the matches), made once per block and output (render.ts) so each rule is a few pieces.
- */
-interface SaveText {
-  /** `-A KUBE-SVC-…` of each policy chain. */
-  readonly heads: readonly string[];
-  /** Before an endpoint's `ip:port` in a policy-chain comment: ` -m comment --comment "ns/svc:port -> `. */
-  readonly toEndpoint: string;
-  /** After the KUBE-SEP-* masquerade rule's address up to the DNAT rule's chain: `/32 … -j KUBE-MARK-MASQ\n-A `. */
-  readonly masqTail: string;
-  /** After the DNAT rule's chain up to its address: ` -p tcp … -m tcp -j DNAT --to-destination `. */
-  readonly dnatMid: string;
-}
-
-const saveTexts = new WeakMap<EndpointBlock, SaveText>();
-
-function saveText(b: EndpointBlock, family: 4 | 6): SaveText {
-  let t = saveTexts.get(b);
-  if (!t) {
-    const comment = b.comments ? ` -m comment --comment ${b.savedName}` : '';
-    t = {
-      heads: b.policy.map(p => `-A ${p.chain}`),
-      // saveString quotes it (it holds spaces) and escapes nothing: direct names and addresses have no quotes.
-      toEndpoint: ` -m comment --comment "${b.name} -> `,
-      masqTail: `${family === 4 ? '/32' : '/128'}${comment} -j KUBE-MARK-MASQ\n-A `,
-      dnatMid: ` -p ${b.protocol}${comment} -m ${b.protocol} -j DNAT --to-destination `,
-    };
-    saveTexts.set(b, t);
-  }
-  return t;
 }
 
 /** ` -m statistic --mode random --probability P -j ` with P as iptables-save prints `1/n`, once per n. */
@@ -239,30 +211,50 @@ function statisticJump(n: number): string {
 }
 
 /**
- * One part's rules in kube-proxy's form (`save` false) or iptables-save's (`save` true), each followed by a
- * newline, appended to `out` as pieces (joined once by the caller: no string per rule).
+ * Each part's rules of a direct block as iptables-save prints them: the form save-format.ts fastSaveFormat
+ * gives kube-proxy's lines (the comment moves after the header options, `-s` gains its prefix length, `-p`
+ * comes before the matches, the probability is the one the kernel stored).
  */
-export function emitPart(b: EndpointBlock, part: number, save: boolean, family: 4 | 6, out: string[]): void {
-  if (!save || !b.direct) {
-    const lines: string[] = [];
-    partRestoreLines(b, part, lines);
-    for (const l of lines) out.push(save ? toSaveFormat(l, family) : l, '\n');
-    return;
-  }
-  const t = saveText(b, family);
-  if (part < b.policy.length) {
-    const members = b.policy[part]!.members;
-    const head = t.heads[part]!;
+function savedParts(b: EndpointBlock, eps: readonly string[], family: 4 | 6): string[] {
+  const out: string[] = [];
+  const pieces: string[] = [];
+  // saveString quotes a policy-chain comment (it holds spaces) and escapes nothing: direct names and
+  // addresses hold no quotes or backslashes.
+  const toEndpoint = ` -m comment --comment "${b.name} -> `;
+  for (const { chain, members } of b.policy) {
+    const head = `-A ${chain}`;
     const n = members.length;
     for (let k = 0; k < n; k++) {
       const i = members[k]!;
       const jump = k < n - 1 ? statisticJump(n - k) : ' -j ';
-      if (b.comments) out.push(head, t.toEndpoint, b.eps[i]!, '"', jump, b.seps[i]!, '\n');
-      else out.push(head, jump, b.seps[i]!, '\n');
+      if (b.comments) pieces.push(head, toEndpoint, eps[i]!, '"', jump, b.seps[i]!, '\n');
+      else pieces.push(head, jump, b.seps[i]!, '\n');
     }
+    out.push(pieces.join(''));
+    pieces.length = 0;
+  }
+  const comment = b.comments ? ` -m comment --comment ${saveString(b.name)}` : '';
+  const masqTail = `${family === 4 ? '/32' : '/128'}${comment} -j KUBE-MARK-MASQ\n-A `;
+  const dnatMid = ` -p ${b.protocol}${comment} -m ${b.protocol} -j DNAT --to-destination `;
+  for (const i of b.reachable) {
+    const sep = b.seps[i]!;
+    pieces.push('-A ', sep, ' -s ', b.ends[i]!.ip, masqTail, sep, dnatMid, eps[i]!, '\n');
+    out.push(pieces.join(''));
+    pieces.length = 0;
+  }
+  return out;
+}
+
+/**
+ * One part's rules in kube-proxy's form (`save` false) or iptables-save's (`save` true), each followed by a
+ * newline, appended to `out` as pieces (joined once by the caller: no string per rule).
+ */
+export function emitPart(b: EndpointBlock, part: number, save: boolean, family: 4 | 6, out: string[]): void {
+  if (save && b.saved) {
+    out.push(b.saved[part]!);
     return;
   }
-  const i = b.reachable[part - b.policy.length]!;
-  const sep = b.seps[i]!;
-  out.push('-A ', sep, ' -s ', b.ips[i]!, t.masqTail, sep, t.dnatMid, b.eps[i]!, '\n');
+  const lines: string[] = [];
+  partRestoreLines(b, part, lines);
+  for (const l of lines) out.push(save ? toSaveFormat(l, family) : l, '\n');
 }

@@ -233,6 +233,7 @@ function writeEndpointChains(ctx: PortContext, p: PortPlan): void {
   if (policy.length === 0 && p.allReachable.length === 0) return;
   const s = p.sp.service;
   const block = endpointBlock(
+    ctx.family,
     p.name,
     p.protocol,
     { on: s.sessionAffinity === 'ClientIP', timeout: s.affinityTimeoutSeconds },
