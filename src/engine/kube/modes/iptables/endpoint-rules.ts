@@ -85,7 +85,16 @@ export function itemsOf(t: TableRules): readonly RuleItem[] {
 
 // Words whose iptables-save form is predictable without quoting rules: DNS names, `/`, `:`, and addresses.
 const PLAIN_NAME = /^[A-Za-z0-9._:/-]+$/;
-const PLAIN_ADDRESS = /^[0-9A-Fa-f.:]+$/;
+
+/** `/^[0-9A-Fa-f.:]+$/` without a regular expression (asked once per endpoint). */
+function plainAddress(ip: string): boolean {
+  if (ip.length === 0) return false;
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i);
+    if (!((c >= 48 && c <= 58) || c === 46 || (c >= 65 && c <= 70) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 
 /**
  * The record for one port: `policy` lists the chains to write with their endpoints; `reachable` the
@@ -120,7 +129,7 @@ export function endpointBlock(
     ends.push(e);
     eps.push(ep);
     seps.push(endpointChainName(name, protocol, ep));
-    if (direct && !PLAIN_ADDRESS.test(e.ip)) direct = false;
+    if (direct && !plainAddress(e.ip)) direct = false;
     index?.set(e, i);
     return i;
   };

@@ -62,25 +62,28 @@ interface PortPlan {
   readonly extComment: string;
 }
 
-/** The list's entries of the node's family: the list itself when all are (no copy per port). */
-function ofFamily<T>(ctx: PortContext, list: readonly T[], ip: (x: T) => string): readonly T[] {
-  for (let i = 0; i < list.length; i++)
-    if (ctx.familyOf(ip(list[i]!)) !== ctx.family) return list.filter(x => ctx.familyOf(ip(x)) === ctx.family);
+/** The addresses of the node's family: the list itself when all are (no copy per port). */
+function ipsOfFamily(ctx: PortContext, list: readonly string[]): readonly string[] {
+  for (const ip of list) if (ctx.familyOf(ip) !== ctx.family) return list.filter(x => ctx.familyOf(x) === ctx.family);
   return list;
 }
 
-const sameText = (ip: string) => ip;
-const endpointIP = (e: EndpointInfo) => e.ip;
+/** The endpoints of the node's family: the list itself when all are. */
+function endpointsOfFamily(ctx: PortContext, list: readonly EndpointInfo[]): readonly EndpointInfo[] {
+  for (const e of list)
+    if (ctx.familyOf(e.ip) !== ctx.family) return list.filter(x => ctx.familyOf(x.ip) === ctx.family);
+  return list;
+}
 const protoWords = new Map<string, string>();
 
 function planPort(ctx: PortContext, sp: ServicePortInfo): PortPlan {
   const protocol = sp.protocol.toLowerCase();
   const name = sp.servicePortName;
   const chains = serviceChainNames(name, protocol);
-  const lbIPs = ofFamily(ctx, sp.lbIPs, sameText);
-  const externalIPs = ofFamily(ctx, sp.externalIPs, sameText);
+  const lbIPs = ipsOfFamily(ctx, sp.lbIPs);
+  const externalIPs = ipsOfFamily(ctx, sp.externalIPs);
   const spv = externalIPs === sp.externalIPs ? sp : { ...sp, externalIPs };
-  const eps = ofFamily(ctx, sp.endpoints, endpointIP);
+  const eps = endpointsOfFamily(ctx, sp.endpoints);
   const { cluster, local, allReachable, hasAny } = categorize(eps, spv, ctx.nodeName, lbIPs);
   const itpLocal = sp.service.internalTrafficPolicy === 'Local';
   const etpLocal = externalPolicyLocal(sp);
