@@ -10,6 +10,7 @@
 import type { Ruleset } from '../model.ts';
 import { formatPercent } from '../present.ts';
 import { ruleAt } from './compare.ts';
+import { ruleMentions } from '../iptables/rule-text.ts';
 import { targetName } from './graph.ts';
 import type {
   ChainChange,
@@ -179,15 +180,21 @@ function commonSplit(cs: readonly ClassChange[]): ReadonlyMap<string, number> | 
   return split;
 }
 
-const written = new WeakMap<Ruleset, Map<string, Set<string>>>();
+const written = new WeakMap<Ruleset, Map<string, Map<string, Set<string>>>>();
 
 /**
- * The endpoints kube-proxy writes in a ruleset, per Service port (`ns/name:port -> 10.10.1.11:80` comments)
- * and, for nftables mode, per Service (`endpoint-HASH-ns/name/tcp/p80__10.10.1.11/80` chains, kube-proxy
- * nftables/proxier.go; keyed `ns/name`). One pass per ruleset, however many Services lost an endpoint.
+ * The endpoints kube-proxy writes in a ruleset for the Services asked about, per Service port
+ * (`ns/name:port -> 10.10.1.11:80` comments) and, for nftables mode, per Service
+ * (`endpoint-HASH-ns/name/tcp/p80__10.10.1.11/80` chains, kube-proxy nftables/proxier.go; keyed `ns/name`).
+ * One pass per ruleset; only rules whose words name one of those Services and an arrow are compiled to
+ * read their comment (a 320k-rule dump has 100k endpoint comments: compiling them all cost a second and
+ * 400 MB).
  */
-function endpointIndex(rs: Ruleset): Map<string, Set<string>> {
-  let index = written.get(rs);
+function endpointIndex(rs: Ruleset, services: readonly string[]): Map<string, Set<string>> {
+  const memoKey = services.join('\n');
+  let memo = written.get(rs);
+  if (!memo) written.set(rs, (memo = new Map()));
+  let index = memo.get(memoKey);
   if (index) return index;
   index = new Map();
   const add = (key: string, ep: string) => {
@@ -195,23 +202,25 @@ function endpointIndex(rs: Ruleset): Map<string, Set<string>> {
     if (set) set.add(ep);
     else index!.set(key, new Set([ep]));
   };
+  const names = [...new Set(services.map(s => s.split(':')[0]!))];
   for (const t of rs.tables.values()) {
     for (const c of t.chains.values()) {
       const m = /^endpoint-[A-Z0-9]+-([^/]+\/[^/]+)\/[^/]+\/[^_]+__(.+)\/(\d+)$/.exec(c.name);
       if (m) add(m[1]!, m[2]!.split('.').length > 4 ? `[${m[2]!.replace(/\./g, ':')}]:${m[3]}` : `${m[2]}:${m[3]}`);
       for (const r of c.rules) {
+        if (!ruleMentions(r, ' -> ') || !names.some(n => ruleMentions(r, n))) continue;
         const arrow = r.comment?.indexOf(' -> ') ?? -1;
         if (arrow > 0) add(r.comment!.slice(0, arrow), r.comment!.slice(arrow + 4).trim());
       }
     }
   }
-  written.set(rs, index);
+  memo.set(memoKey, index);
   return index;
 }
 
 /** Endpoints kube-proxy still writes for a Service port (or, in nftables mode, for its Service). */
-function writtenEndpoints(rs: Ruleset, service: string): Set<string> {
-  const index = endpointIndex(rs);
+function writtenEndpoints(rs: Ruleset, service: string, services: readonly string[]): Set<string> {
+  const index = endpointIndex(rs, services);
   return new Set([...(index.get(service) ?? []), ...(index.get(service.split(':')[0]!) ?? [])]);
 }
 
@@ -250,7 +259,12 @@ function headline(kind: DiffHeadline['kind'], subject: string, text: string, ite
 }
 
 /** Which endpoints a Service's changed classes lost and gained, and where its traffic goes now. */
-function endpointHeadline(name: string, items: readonly Item[], newRs: Ruleset): DiffHeadline | null {
+function endpointHeadline(
+  name: string,
+  items: readonly Item[],
+  newRs: Ruleset,
+  services: readonly string[],
+): DiffHeadline | null {
   const cs = items.map(x => x.c);
   const before = new Set(cs.flatMap(c => [...endpoints(c.old).keys()]));
   const after = new Set(cs.flatMap(c => [...endpoints(c.new).keys()]));
@@ -260,7 +274,7 @@ function endpointHeadline(name: string, items: readonly Item[], newRs: Ruleset):
   if (lost.length) {
     // Lost for good only when kube-proxy no longer writes the endpoint for the Service at all; otherwise
     // only these clients stopped reaching it (externalTrafficPolicy: Local, a topology change).
-    const written = writtenEndpoints(newRs, name);
+    const written = writtenEndpoints(newRs, name, services);
     const gone = lost.filter(e => !written.has(e));
     const kept = lost.filter(e => written.has(e));
     if (gone.length) parts.push(`${name} lost endpoint${gone.length === 1 ? '' : 's'} ${listWords(gone)}`);
@@ -302,7 +316,7 @@ function serviceHeadlines(report: Report, g: DiffGroup, newRs: Ruleset, name: st
     const kind = serviceKind(list[0]!.c);
     const cs = list.map(x => x.c);
     if (kind === 'moved') {
-      const ep = endpointHeadline(name, list, newRs);
+      const ep = endpointHeadline(name, list, newRs, report.services);
       if (ep) out.push(ep);
       continue;
     }
