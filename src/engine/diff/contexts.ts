@@ -1,16 +1,12 @@
 /**
  * Contexts: what the jumps that lead to a chain already say about the packets in it. kube-proxy reaches
- * KUBE-SVC-X only through `-d 10.96.0.10/32 -p tcp --dport 53`, so the constants of KUBE-SVC-X and of the
- * KUBE-SEP chains under it cut the classes of those packets only, not of every packet: this keeps the
- * number of classes proportional to what changed. A context is built from the positive header checks of
- * the jumps on the way (an over-approximation: negations and other matches only make it wider), and each
- * context collects the rules whose constants cut its classes (its group).
+ * KUBE-SVC-X only through `-d 10.96.0.10/32 -p tcp --dport 53`, so a change under KUBE-SVC-X can only show
+ * for those packets. A context is built from the positive header checks of the jumps on the way (an
+ * over-approximation: negations and other matches only make it wider); region.ts carries contexts down the
+ * jump graph with `narrow` and tests rules against them with `compatible`.
  */
 import type { HookName, Rule } from '../model.ts';
-import type { Family } from '../net/addr.ts';
-import { type RuleFacts, ruleFacts } from './facts.ts';
-import { type JumpGraph, hookBit } from './graph.ts';
-import { type Relevant, canPrecede, feeds } from './relevant.ts';
+import { type RuleFacts } from './facts.ts';
 import { writtenDst } from '../iptables/rule-text.ts';
 import { type Span, contains, intersect, netSpan } from './space.ts';
 
@@ -24,22 +20,6 @@ export interface Ctx {
   readonly inIface: string | null;
   /** Reached through `addrtype --dst-type LOCAL`: only packets to the node. */
   readonly dstLocal: boolean;
-}
-
-export interface Group {
-  readonly ctx: Ctx;
-  readonly rules: Set<Rule>;
-  readonly chains: Set<string>;
-}
-
-/** More contexts than this for one chain (kube-proxy's KUBE-MARK-MASQ) and it is analysed per hook only. */
-const MAX_CONTEXTS_PER_CHAIN = 32;
-/** Interceptor rules kept per context; beyond it the context is flagged approximate. */
-const MAX_VIA = 512;
-
-function ctxKey(c: Ctx): string {
-  const s = (x: Span | null) => (x ? `${x.lo}-${x.hi}` : '*');
-  return `${c.table}|${c.hook}|${c.proto ?? '*'}|${s(c.src)}|${s(c.dst)}|${s(c.dport)}|${c.inIface ?? '*'}|${c.dstLocal ? 'L' : ''}`;
 }
 
 /** False when no packet of the context can match the rule's header and port checks. */
@@ -91,204 +71,4 @@ export function textualDst(rule: Rule): bigint | null | undefined {
   if (!net) return net;
   const s = netSpan(net);
   return s.lo === s.hi ? s.lo : null;
-}
-
-/** Rules of one side of a chain, with an index by exact destination for long chains (KUBE-SERVICES). */
-class ChainRules {
-  private readonly byDst = new Map<bigint, number[]>();
-  private readonly wide: number[] = [];
-
-  constructor(
-    readonly rules: readonly Rule[],
-    private readonly family: Family,
-  ) {
-    rules.forEach((r, i) => {
-      let d = textualDst(r);
-      if (d === undefined) {
-        const f = ruleFacts(r, family);
-        d = f.dst && !f.dst.negated && f.dst.value.lo === f.dst.value.hi ? f.dst.value.lo : null;
-      }
-      if (d === null) this.wide.push(i);
-      else {
-        const list = this.byDst.get(d);
-        if (list) list.push(i);
-        else this.byDst.set(d, [i]);
-      }
-    });
-  }
-
-  /** Rules before position `pos` that packets of the context could match. */
-  before(pos: number, c: Ctx, local: readonly Span[]): Rule[] {
-    // Only rules naming a destination the context can have, and rules naming none, can catch its packets.
-    let cand: number[];
-    if (c.dst && c.dst.lo === c.dst.hi) cand = [...(this.byDst.get(c.dst.lo) ?? []), ...this.wide];
-    else if (c.dst || (c.dstLocal && local.length)) {
-      const spans = c.dst ? [c.dst] : local;
-      cand = [...this.wide];
-      for (const [d, list] of this.byDst) if (spans.some(x => x.lo <= d && d <= x.hi)) cand.push(...list);
-    } else cand = this.rules.map((_, i) => i);
-    cand.sort((a, b) => a - b);
-    const out: Rule[] = [];
-    for (const i of cand) {
-      if (i >= pos) break;
-      if (compatible(ruleFacts(this.rules[i]!, this.family), c, local)) out.push(this.rules[i]!);
-    }
-    return out;
-  }
-}
-
-export interface Contexts {
-  readonly groups: Group[];
-  /** Chains analysed per hook only, because too many different jumps reach them. */
-  readonly widened: string[];
-  readonly truncated: boolean;
-}
-
-/** `nodeAddrs`: the node's addresses as values, for `--dst-type LOCAL`. */
-export function buildContexts(g: JumpGraph, rel: Relevant, family: Family, nodeAddrs: readonly bigint[]): Contexts {
-  const local: Span[] = [
-    ...nodeAddrs.map(n => ({ lo: n, hi: n })),
-    ...(family === 4 ? [{ lo: 0x7f000000n, hi: 0x7fffffffn }] : [{ lo: 1n, hi: 1n }]),
-  ];
-  const groups = new Map<string, Group>();
-  const perChain = new Map<string, Map<string, { ctx: Ctx; via: Set<Rule> }>>();
-  const widened = new Set<string>();
-  const sideRules = new Map<string, ChainRules>();
-  let truncated = false;
-  const work: { chain: string; key: string }[] = [];
-  let head = 0;
-
-  const groupOf = (ctx: Ctx, key: string): Group => {
-    let gr = groups.get(key);
-    if (!gr) groups.set(key, (gr = { ctx, rules: new Set(), chains: new Set() }));
-    return gr;
-  };
-  const enter = (chain: string, ctx: Ctx, via: Iterable<Rule>) => {
-    let ctxs = perChain.get(chain);
-    if (!ctxs) perChain.set(chain, (ctxs = new Map()));
-    if (!widened.has(chain) && ctxs.size >= MAX_CONTEXTS_PER_CHAIN) {
-      widened.add(chain);
-      ctxs.clear();
-    }
-    if (widened.has(chain)) {
-      ctx = {
-        table: ctx.table,
-        hook: ctx.hook,
-        proto: null,
-        src: null,
-        dst: null,
-        dport: null,
-        inIface: null,
-        dstLocal: false,
-      };
-      via = [];
-    }
-    const key = ctxKey(ctx);
-    let entry = ctxs.get(key);
-    let grew = false;
-    if (!entry) {
-      ctxs.set(key, (entry = { ctx, via: new Set() }));
-      grew = true;
-    }
-    for (const r of via) {
-      if (entry.via.size >= MAX_VIA) {
-        truncated = true;
-        break;
-      }
-      if (!entry.via.has(r)) {
-        entry.via.add(r);
-        grew = true;
-      }
-    }
-    if (grew) work.push({ chain, key });
-  };
-
-  for (const key of rel.all) {
-    const n = g.node(key)!;
-    if (n.builtin && g.hookMask(key) !== 0)
-      enter(
-        key,
-        {
-          table: n.table,
-          hook: n.name as HookName,
-          proto: null,
-          src: null,
-          dst: null,
-          dport: null,
-          inIface: null,
-          dstLocal: false,
-        },
-        [],
-      );
-  }
-  while (head < work.length) {
-    const { chain, key } = work[head++]!;
-    const entry = perChain.get(chain)?.get(key);
-    if (!entry) continue;
-    const { ctx, via } = entry;
-    const group = groupOf(ctx, key);
-    group.chains.add(chain);
-    for (const r of via) group.rules.add(r);
-    const full = rel.full.has(chain);
-    if (full)
-      for (const { rules } of g.rules(chain))
-        for (const r of rules) if (compatible(ruleFacts(r, family), ctx, local)) group.rules.add(r);
-    for (const e of g.out(chain)) {
-      if (!rel.all.has(e.to)) continue;
-      const f = ruleFacts(e.rule, family);
-      if (!compatible(f, ctx, local)) continue;
-      const next = narrow(ctx, f);
-      if (!next) continue;
-      const sideKey = `${chain}#${e.side}`;
-      let cr = sideRules.get(sideKey);
-      if (!cr) sideRules.set(sideKey, (cr = new ChainRules(g.node(chain)!.sides[e.side]!.rules, family)));
-      const interceptors = cr.before(e.pos, next, local);
-      // The gate and what may catch its packets first also cut this chain's own classes.
-      if (!full) {
-        group.rules.add(e.rule);
-        for (const r of interceptors) group.rules.add(r);
-      }
-      enter(e.to, next, [...via, ...interceptors, e.rule]);
-    }
-  }
-  // A group whose rules test a field that a relevant rule rewrites earlier (a mark set in mangle, an
-  // address chosen by DNAT) is also cut by that rewrite's constants and by the jumps that lead to it:
-  // which packets arrive marked depends on them, what happens next on the group's own constants.
-  // Rewriters are bucketed by the stage they run in, so each group decides per bucket whether they can
-  // run before it (kube-proxy has one DNAT per endpoint, all in the same stage).
-  const buckets = new Map<
-    string,
-    { mask: number; table: string; nat: boolean; writers: { rule: Rule; facts: RuleFacts; via: Set<Rule> }[] }
-  >();
-  for (const chain of rel.full) {
-    const via = new Set<Rule>();
-    for (const entry of perChain.get(chain)?.values() ?? [])
-      for (const r of entry.via) if (via.size < MAX_VIA) via.add(r);
-    const mask = g.hookMask(chain);
-    const table = g.node(chain)!.table;
-    for (const { rules } of g.rules(chain)) {
-      for (const r of rules) {
-        const f = ruleFacts(r, family);
-        if (!f.writes.length) continue;
-        const nat = f.writes.some(x => x.field === 'dst' || x.field === 'src');
-        const key = `${mask} ${table} ${nat}`;
-        let b = buckets.get(key);
-        if (!b) buckets.set(key, (b = { mask, table, nat, writers: [] }));
-        b.writers.push({ rule: r, facts: f, via });
-      }
-    }
-  }
-  for (const group of groups.values()) {
-    const facts = [...group.rules].map(r => ruleFacts(r, family));
-    const stage = hookBit(group.ctx.hook);
-    for (const b of buckets.values()) {
-      if (!canPrecede(b.mask, b.table, stage, group.ctx.table, b.nat)) continue;
-      for (const w of b.writers) {
-        if (group.rules.has(w.rule) || !w.facts.writes.some(x => facts.some(f => feeds(x, f)))) continue;
-        group.rules.add(w.rule);
-        for (const r of w.via) group.rules.add(r);
-      }
-    }
-  }
-  return { groups: [...groups.values()], widened: [...widened], truncated };
 }

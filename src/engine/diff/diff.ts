@@ -20,7 +20,6 @@ import type { Trace } from '../eval/trace-types.ts';
 import { type Box, boxExtent, boxHolds, boxId, boxInput, mergeBoxes, wholeBox } from './box.ts';
 import type { PacketInput } from '../eval/packet-spec.ts';
 import { checkClass } from './refine.ts';
-import { differingRules } from './witness.ts';
 import { type NodeConfig, NodeModel } from '../eval/node.ts';
 import { tracePacket } from '../eval/trace.ts';
 import { IptRule } from '../iptables/rule-node.ts';
@@ -29,7 +28,7 @@ import { describePacketInput } from '../eval/packet-spec.ts';
 import { type ClassEnv, type PacketClass, classId } from './classes.ts';
 import { compareFates, fatesOf, groupOf, responsibleRules } from './compare.ts';
 import { JumpGraph } from './graph.ts';
-import { changedChains, chainKey, mentionsSet, tableByName } from './normalize.ts';
+import { changedChains, chainKey, differingRules, mentionsSet, tableByName } from './normalize.ts';
 import { type Span, addrValue, isDocAddr, netSpan } from './space.ts';
 import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
@@ -386,10 +385,10 @@ function explore(
     if (c.box) {
       note(0, a.trace, entered);
       note(1, b.trace, entered);
-      // A class that changes is refined against every rule on its paths, so its range claims no packet that
-      // fares otherwise. One that does not change need not be split where packets merely jump into chains
-      // that reach no changed chain and no rewrite that feeds one and from which they return unchanged
-      // (relevant.ts `transparentJump`): both halves then go on alike. docs/diff.md says why.
+      // A class that changes is cut exactly (no `skip`), so its range claims no packet that fares otherwise.
+      // One that does not change may stay uncut at a source routing treats alike (refine.ts), and at the
+      // rules `irrelevantJump` names: iptables names none (docs/diff.md, "No shortcut any more"); nftables
+      // passes none, so its classes are always cut exactly.
       const chk = checkClass(
         env,
         c,

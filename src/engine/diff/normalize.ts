@@ -179,3 +179,20 @@ function compareBase(table: string, a: Chain, b: Chain): ChainChange {
 export function ruleTextSet(chain: Chain | undefined): Set<string> {
   return new Set((chain?.rules ?? []).map(normalizedRule));
 }
+
+/** The rules of a chain that the other side's chain lacks (compared as normalized text). */
+export function differingRules(
+  oldRs: Ruleset,
+  newRs: Ruleset,
+  table: string,
+  chain: string,
+): { side: 0 | 1; rule: Rule }[] {
+  const out: { side: 0 | 1; rule: Rule }[] = [];
+  const sides = [oldRs, newRs] as const;
+  sides.forEach((rs, side) => {
+    const other = ruleTextSet(tableByName(sides[1 - side]!, table)?.chains.get(chain));
+    for (const r of tableByName(rs, table)?.chains.get(chain)?.rules ?? [])
+      if (!other.has(normalizedRule(r))) out.push({ side: side as 0 | 1, rule: r });
+  });
+  return out;
+}
