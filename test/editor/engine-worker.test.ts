@@ -5,9 +5,7 @@
  */
 import './fake-vscode/register.ts';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Worker } from 'node:worker_threads';
 import { generateKubeProxyDump } from '../../bench/generate.ts';
 import { DumpStore } from '../../src/vscode/dump-store.ts';
 import {
@@ -21,23 +19,7 @@ import {
 import { EngineHost } from '../../src/worker/engine-host.ts';
 import type { EngineRequest } from '../../src/shared/engine-protocol.ts';
 import * as vscode from './fake-vscode/vscode.ts';
-import { seedText } from './helpers.ts';
-
-/** A real worker_threads worker running src/worker/node-main.ts through tsx (what dist/worker.js bundles). */
-const realWorker: SpawnWorker = (onMessage, onExit) => {
-  const main = join(__dirname, '..', '..', 'src', 'worker', 'node-main.ts');
-  const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(main)});`, { eval: true });
-  let stopped = false;
-  w.on('message', onMessage);
-  w.on('exit', code => stopped || onExit(`exit ${code}`));
-  return {
-    post: (m, t) => w.postMessage(m, t as ArrayBuffer[]),
-    terminate: () => {
-      stopped = true;
-      void w.terminate();
-    },
-  };
-};
+import { realWorker, seedText } from './helpers.ts';
 
 /** In-process, counting what each worker was asked and how many were stopped; `load` can be held back. */
 function countingSpawn(holdLoad = 0) {

@@ -1,9 +1,11 @@
 /** Helpers for the editor-logic tests: parse a dump as the editor does, and apply text edits. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { type DumpIndex, analyzeDump } from '../../src/editor/dump-index.ts';
 import type { TextEdit } from '../../src/editor/ranges.ts';
 import { ROOT } from '../helpers/fixtures.ts';
+import type { SpawnWorker } from '../../src/worker/client.ts';
 
 export function analyze(text: string, file = 'test.rules'): DumpIndex {
   return analyzeDump(text, { file });
@@ -43,3 +45,19 @@ export function applyEdits(text: string, edits: readonly TextEdit[]): string {
 export function dump(lines: readonly string[]): string {
   return `${lines.join('\n')}\n`;
 }
+
+/** A real worker_threads worker running src/worker/node-main.ts through tsx (what dist/worker.js bundles). */
+export const realWorker: SpawnWorker = (onMessage, onExit) => {
+  const main = join(__dirname, '..', '..', 'src', 'worker', 'node-main.ts');
+  const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(main)});`, { eval: true });
+  let stopped = false;
+  w.on('message', onMessage);
+  w.on('exit', code => stopped || onExit(`exit ${code}`));
+  return {
+    post: (m, t) => w.postMessage(m, t as ArrayBuffer[]),
+    terminate: () => {
+      stopped = true;
+      void w.terminate();
+    },
+  };
+};

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Worker } from 'node:worker_threads';
 import { ClusterView, type ManifestFile } from '../../src/editor/kube/cluster.ts';
 import { manifestHoverAt } from '../../src/editor/kube/manifest-hover.ts';
 import { manifestSuggestions, nothingToTrace, runManifestTrace } from '../../src/editor/kube/manifest-trace.ts';
@@ -17,7 +16,8 @@ import { nodeDump, nodePicks } from '../../src/editor/kube/node-rules.ts';
 import { portLens } from '../../src/editor/kube/service-lens.ts';
 import { TextLines } from '../../src/editor/text-lines.ts';
 import type { EngineRequest, Method, Params, Result } from '../../src/shared/engine-protocol.ts';
-import { EngineWorker, type SpawnWorker, stringPieces } from '../../src/worker/client.ts';
+import { EngineWorker, stringPieces } from '../../src/worker/client.ts';
+import { realWorker } from './helpers.ts';
 import { EngineHost } from '../../src/worker/engine-host.ts';
 import { ROOT } from '../helpers/fixtures.ts';
 
@@ -139,21 +139,7 @@ describe('manifests in the engine worker', () => {
   }
 
   it('answers through a real worker thread (every answer crosses as plain data)', async () => {
-    const spawn: SpawnWorker = (onMessage, onExit) => {
-      const main = join(__dirname, '..', '..', 'src', 'worker', 'node-main.ts');
-      const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(main)});`, { eval: true });
-      let stopped = false;
-      w.on('message', onMessage);
-      w.on('exit', code => stopped || onExit(`exit ${code}`));
-      return {
-        post: (m, t) => w.postMessage(m, t as ArrayBuffer[]),
-        terminate: () => {
-          stopped = true;
-          void w.terminate();
-        },
-      };
-    };
-    const worker = new EngineWorker(spawn);
+    const worker = new EngineWorker(realWorker);
     try {
       const ask: Ask = (method, params) => worker.request(method, params);
       const files = folderFiles('seed-003');
