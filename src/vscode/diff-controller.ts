@@ -190,6 +190,11 @@ export class BehaviourDiffs implements vscode.Disposable {
         };
       // Cancelled by a newer comparison: drop this one from the cache so nobody reuses its failure.
       this.cache.delete(key);
+      // The newer comparison of the same dumps (another version of one side, another node) answers whoever
+      // waited for this one: the report panel showed "cancelled: a newer comparison … started" instead.
+      const newer = this.jobs.get(pairKey);
+      const next = newer && newer.worker !== worker ? this.cache.peek(newer.key) : undefined;
+      if (next) return next;
       throw e;
     } finally {
       clearTimeout(timer);
