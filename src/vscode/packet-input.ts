@@ -10,6 +10,8 @@ import { type ReachingPacket, fromHereSuggestions } from '../editor/trace-from-h
 
 interface PacketItem extends vscode.QuickPickItem {
   readonly packet: string | null;
+  /** The row that stands for the text in the input box (always first). */
+  readonly typed?: true;
 }
 
 /** Where suggestions come from: a dump's rules, or a cluster's Service ports. */
@@ -50,12 +52,19 @@ const PLACEHOLDER = `tcp ${OUTSIDE_CLIENT[4]} -> 10.96.0.10:80   (proto src[:por
 function typedItem(value: string, family: 4 | 6 | null): PacketItem {
   const check = checkPacketText(value, family);
   if (check.ok)
-    return { label: `$(play) ${value.trim()}`, description: check.summary, packet: value.trim(), alwaysShow: true };
+    return {
+      label: `$(play) ${value.trim()}`,
+      description: check.summary,
+      packet: value.trim(),
+      alwaysShow: true,
+      typed: true,
+    };
   return {
     label: value.trim() ? `$(warning) ${value.trim()}` : '$(edit) Type a packet',
     detail: check.error,
     packet: null,
     alwaysShow: true,
+    typed: true,
   };
 }
 
@@ -126,6 +135,14 @@ export function askPacket(
     });
     qp.onDidAccept(() => {
       const picked = qp.selectedItems[0] ?? qp.activeItems[0];
+      // The typed row means the text in the box now. Enter pressed right after typing or pasting can
+      // arrive with the previous typed row still the active one (the workbench had not yet drawn the new
+      // items), which traced the packet the box held before: read the box instead.
+      if (picked?.typed) {
+        const check = checkPacketText(qp.value, source.family);
+        if (check.ok) finish(qp.value.trim());
+        return;
+      }
       if (picked?.packet) finish(picked.packet);
       else if (picked && !picked.packet && qp.value.trim()) {
         const check = checkPacketText(qp.value, source.family);
