@@ -20,7 +20,12 @@ export async function tracePacket(wb, packet) {
   await wb.quickInput.waitFor({ state: 'visible', timeout: 15_000 });
   await wb.quickInput.fill('');
   await wb.page.keyboard.type(packet);
-  const typed = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: packet }).first();
+  // The typed row (its play icon), not a recent-history row with the same text that is there from the
+  // start: waiting for that one let Enter arrive before the extension had seen the typed text.
+  const typed = wb.page
+    .locator('.quick-input-list .monaco-list-row', { hasText: packet })
+    .filter({ has: wb.page.locator('.codicon-play') })
+    .first();
   await typed.waitFor({ state: 'visible', timeout: 15_000 });
   return typed;
 }
