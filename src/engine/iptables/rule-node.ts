@@ -157,18 +157,24 @@ export class IptRule implements Rule {
    */
   checkDiagnostics(): readonly Diagnostic[] {
     if (this.compiled) return this.compiled.diagnostics ?? [];
-    const outer = sink;
     const diags: Diagnostic[] = [];
+    this.readSpec(diags, spec => {
+      const p = spec.target;
+      if (p && (p.options.length > 0 || p.module)) compileTarget(this.tableRef, p, this.family, spec.ip, diags);
+    });
+    return diags;
+  }
+
+  /** Reads the rule's words once more (the shared tokens and parser), with diagnostics going to `diags`. */
+  private readSpec(diags: Diagnostic[], use: (spec: ReturnType<typeof sharedParser.parse>) => void): void {
+    const outer = sink;
     sink = diags;
     try {
       sharedTokens.fillFrom(this.raw, this.specStart);
-      const spec = sharedParser.parse(sharedTokens, 0, this.line, this.family);
-      const p = spec.target;
-      if (p && (p.options.length > 0 || p.module)) compileTarget(this.tableRef, p, this.family, spec.ip, diags);
+      use(sharedParser.parse(sharedTokens, 0, this.line, this.family));
     } finally {
       sink = outer;
     }
-    return diags;
   }
 
   isCompiled(): boolean {
@@ -194,14 +200,11 @@ export class IptRule implements Rule {
 
   private compile(): Compiled {
     if (this.compiled) return this.compiled;
-    const outer = sink;
     const diags: Diagnostic[] = [];
-    sink = diags;
-    try {
-      sharedTokens.fillFrom(this.raw, this.specStart);
-      const spec = sharedParser.parse(sharedTokens, 0, this.line, this.family);
+    let compiled: Compiled | null = null;
+    this.readSpec(diags, spec => {
       const target = spec.target ? compileTarget(this.tableRef, spec.target, this.family, spec.ip, diags) : null;
-      this.compiled = {
+      compiled = {
         ip: spec.ip,
         matches: spec.matches,
         target,
@@ -209,10 +212,9 @@ export class IptRule implements Rule {
         counters: spec.counters,
         diagnostics: diags.length ? diags : null,
       };
-      this.remember();
-    } finally {
-      sink = outer;
-    }
+    });
+    this.compiled = compiled!;
+    this.remember();
     return this.compiled;
   }
 }
