@@ -7,7 +7,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { readFastYaml } from '../../src/engine/kube/manifest/fast-yaml.ts';
+import {
+  type FastMap,
+  type FastScalar,
+  type FastSeq,
+  fastYamlDocuments,
+  readFastYaml,
+} from '../../src/engine/kube/manifest/fast-yaml.ts';
 import { readManifests } from '../../src/engine/kube/manifest/read.ts';
 import { fromFast, yamlDocs } from './fast-yaml-compare.ts';
 
@@ -236,5 +242,32 @@ describe('fast YAML reader agrees with the yaml package', () => {
     const set = readManifests([{ file: 'list.yaml', text }]);
     assert.equal(set.objects.length, 20_000);
     assert.deepEqual(set.diagnostics, []);
+  });
+
+  it("streams a List's items: each is handed over as it is read, the document keeps none", () => {
+    const text = 'apiVersion: v1\nitems:\n- a: 1\n  b: [x]\n- c: {d: 2}\n-\nkind: List\nother:\n- 9\n';
+    const seen: unknown[] = [];
+    const docs = fastYamlDocuments(text, item => seen.push(fromFast(item)));
+    assert.ok(docs);
+    const [doc] = [...docs];
+    const yamlItems = (yamlDocs(text)![0] as { m: [unknown, { s: unknown[] }][] }).m[1]![1].s;
+    assert.deepEqual(seen, yamlItems);
+    // The document's `items` is an empty sequence with the range of the whole one; other sequences are whole.
+    const pairs = (doc as FastMap).items;
+    assert.equal(pairs[1]!.value.fast, 'seq');
+    assert.equal((pairs[1]!.value as FastSeq).items.length, 0);
+    assert.equal(((pairs[3]!.value as FastSeq).items[0] as FastScalar).value, 9);
+  });
+
+  it('reads the items of a List whose kind comes after them (kubectl), and no items of a document that is not a List', () => {
+    const svc = '- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n  spec: {ports: [{port: 80}]}\n';
+    const list = readManifests([{ file: 'l.yaml', text: `apiVersion: v1\nitems:\n${svc}kind: List\n` }]);
+    assert.deepEqual(
+      list.objects.map(o => o.kind),
+      ['Service'],
+    );
+    const notList = readManifests([{ file: 'n.yaml', text: `apiVersion: v1\nitems:\n${svc}kind: Thing\n` }]);
+    assert.deepEqual(notList.objects, []);
+    assert.deepEqual(notList.diagnostics, []);
   });
 });

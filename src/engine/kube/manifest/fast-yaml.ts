@@ -115,7 +115,17 @@ class Reader {
   private firstCommentIndent = -1;
   /** Whether the node `node()` returned last is a block collection (it ends where the next line starts). */
   private block = false;
-  constructor(private readonly t: string) {}
+  /** Set while the value of a document's root `items:` key is being read (see `onListItem`). */
+  private listItems = false;
+  constructor(
+    private readonly t: string,
+    /**
+     * Receives each item of a document's root `items:` block sequence (a `kind: List`) as soon as it is
+     * read, and the sequence keeps none: a List's objects are read one at a time instead of after the
+     * whole tree of the document is built (a 100k-Service List built ~500 MB of nodes first).
+     */
+    private readonly onListItem: ((item: FastNode) => void) | null = null,
+  ) {}
 
   /** The documents, one at a time (so each one's nodes can be read and dropped before the next is built). */
   *documents(): Generator<FastNode | null> {
@@ -386,7 +396,9 @@ class Reader {
         const skipped = this.commentsSkipped || hadComment;
         const seqHere = ind === col && t[this.pos] === '-' && /^-( |\n|$)/.test(t.slice(this.pos, this.pos + 2));
         if (ind > col || seqHere) {
+          this.listItems = this.onListItem !== null && this.depth === 1 && key.value === 'items';
           value = this.node(this.pos, ind, col);
+          this.listItems = false;
           isCollection = this.block;
           if (!isCollection) throw GIVE_UP; // a scalar or flow collection on the line after its key: multi-line forms, left to yaml
         } else {
@@ -429,6 +441,10 @@ class Reader {
   private blockSeq(col: number): FastSeq {
     const t = this.t;
     const seq = new FastSeq(this.pos, 0, 0);
+    // Only the root `items:` sequence itself streams, not the sequences inside its items.
+    const sink = this.listItems ? this.onListItem : null;
+    this.listItems = false;
+    const push = (value: FastNode) => (sink ? sink(value) : seq.items.push(value));
     let lastEnd = -1;
     for (;;) {
       // pos is at '-'
@@ -449,7 +465,7 @@ class Reader {
         } else {
           if (this.commentsSkipped) throw GIVE_UP;
           value = this.scalar(null, p, p);
-          seq.items.push(value);
+          push(value);
           lastEnd = p;
           if (ind === col && this.dashHere()) continue;
           seq.end = lastEnd;
@@ -461,7 +477,7 @@ class Reader {
         value = this.node(p, ccol, col);
         isCollection = this.block;
       }
-      seq.items.push(value);
+      push(value);
       lastEnd = value.end2;
       const ind = isCollection ? this.indentHere() : this.nextContent(col, false);
       // A line at this column without `-` ends a sequence that is a map value at the map's own column.
@@ -650,10 +666,14 @@ class Reader {
  * this reader handles exactly — the caller then uses the `yaml` package. The iterator throws `FastYamlGaveUp`
  * when a later document leaves the subset: the caller drops what it read and starts again with `yaml`.
  */
-export function fastYamlDocuments(text: string): Iterable<FastNode | null> | null {
+export function fastYamlDocuments(
+  text: string,
+  /** Streams a root `items:` block sequence's items (see `Reader`): the yielded document has them not. */
+  onListItem: ((item: FastNode) => void) | null = null,
+): Iterable<FastNode | null> | null {
   // Tabs, CR, BOM, control characters and directives: left to yaml.
   if (NOT_IN_SUBSET.test(text) || /^%/m.test(text)) return null;
-  const docs = new Reader(text).documents();
+  const docs = new Reader(text, onListItem).documents();
   return {
     *[Symbol.iterator]() {
       try {

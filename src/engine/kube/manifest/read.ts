@@ -40,6 +40,13 @@ function tolerateControlPlane(tolerations: readonly Y[]): boolean {
   );
 }
 
+/** `kind: List`, or a typed list (`ServiceList`) with `items`: its items are the objects. */
+function isList(o: Y): boolean {
+  if (!o.isMap()) return false;
+  const kind = o.get('kind').str();
+  return kind === 'List' || (!!kind?.endsWith('List') && o.get('items').isSeq());
+}
+
 class Reader {
   readonly objects: KubeObject[] = [];
   readonly diagnostics: FileDiagnostic[] = [];
@@ -90,9 +97,17 @@ class Reader {
    * faster. Returns false, having read nothing, when the text leaves its subset.
    */
   private readFast(text: string, file: string): boolean {
-    const docs = fastYamlDocuments(text);
-    if (!docs) return false;
     const lines = new LineCounter();
+    const newContext = () => new YamlContext(file, lines, null, Infinity);
+    // Without aliases every node is read a bounded number of times, so the work follows the text's size:
+    // no node budget (a List of 100k Services is read whole).
+    let ctx = newContext();
+    let docObjects = this.objects.length;
+    let docDiagnostics = this.diagnostics.length;
+    // A List's items are read as the fast reader reaches them, before the document's `kind` is known (kubectl
+    // writes it after the items): kept only if the document is a List.
+    const docs = fastYamlDocuments(text, item => this.readObject(new Y(item, ctx, ''), 1));
+    if (!docs) return false;
     lines.addNewLine(0); // as yaml's parser does
     for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
     const objects = this.objects.length;
@@ -100,10 +115,15 @@ class Reader {
     try {
       // One document at a time: its nodes are garbage before the next is built.
       for (const doc of docs) {
-        // Without aliases every node is read a bounded number of times, so the work follows the text's
-        // size: no node budget (a List of 100k Services is read whole).
-        const ctx = new YamlContext(file, lines, null, Infinity);
-        this.readObject(new Y(doc, ctx, ''), 0);
+        const root = new Y(doc, ctx, '');
+        if (!isList(root)) {
+          this.objects.length = docObjects;
+          this.diagnostics.length = docDiagnostics;
+        }
+        this.readObject(root, 0);
+        ctx = newContext();
+        docObjects = this.objects.length;
+        docDiagnostics = this.diagnostics.length;
       }
     } catch (e) {
       if (!(e instanceof FastYamlGaveUp)) throw e;
@@ -140,7 +160,7 @@ class Reader {
     if (!o.isMap()) return;
     const kind = o.get('kind').str();
     const apiVersion = o.get('apiVersion').str() ?? '';
-    if (kind === 'List' || (kind?.endsWith('List') && o.get('items').isSeq())) {
+    if (isList(o)) {
       if (depth < 3) for (const item of o.get('items').items()) this.readObject(item, depth + 1);
       return;
     }
