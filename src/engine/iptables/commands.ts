@@ -3,8 +3,8 @@
  * iptables/iptables-restore.c and iptables/xshared.c apply them to the table being read. A handler reports
  * what iptables-restore would refuse and goes on; none throws.
  */
-import type { Chain, Counters, Rule, Table } from '../model.ts';
-import { IptRule } from './rule-node.ts';
+import type { Chain, Rule, Table } from '../model.ts';
+import { IptChain, IptRule } from './rule-node.ts';
 import { findTargetInTokens } from './find-target.ts';
 import type { TokenBuffer } from './tokenize.ts';
 import type { RestoreReader } from './reader.ts';
@@ -22,7 +22,8 @@ export interface CommandLine {
   readonly lineNo: number;
   /** Where the line's first word starts. */
   readonly k: number;
-  readonly counters: Counters | null;
+  /** The end of the line's `[pkts:bytes]` prefix (which starts at `k`), 0 without one. */
+  readonly countersEnd: number;
 }
 
 type Handler = (c: CommandLine) => void;
@@ -73,26 +74,43 @@ function rulePosition(c: CommandLine, chain: Chain, max: number): { position: nu
   return { position, specIdx: specIdx + 1 };
 }
 
-/** The rule whose specification starts at word `specIdx` (compiled later, on demand). */
-function newRule(c: CommandLine, chain: Chain, specIdx: number): Rule {
-  const specStart = c.tok.start[specIdx] ?? c.line.length;
-  return new IptRule(
-    c.table,
-    chain.name,
+/** Adds the row of the rule whose specification starts at word `specIdx` (compiled later, on demand). */
+function newRow(c: CommandLine, specIdx: number): number {
+  const tok = c.tok;
+  const specStart = tok.start[specIdx] ?? c.line.length;
+  const t = findTargetInTokens(tok, specIdx);
+  const reader = c.reader;
+  if (t < 0)
+    return reader.rows!.add(reader.lineStart, c.line.length, c.lineNo, specStart, c.k, c.countersEnd, 0, 0, 0, 0);
+  const w = tok.text[t]!;
+  const name = tok.text[t + 1]!;
+  const nameStart = tok.start[t + 1]!;
+  const end = tok.end[t + 1]!;
+  return reader.rows!.add(
+    reader.lineStart,
+    c.line.length,
     c.lineNo,
-    c.line,
-    c.counters,
     specStart,
     c.k,
-    findTargetInTokens(c.tok, specIdx),
-    c.reader.family,
+    c.countersEnd,
+    w === '-g' || w === '--goto' ? 2 : 1,
+    tok.start[t]!,
+    nameStart,
+    end,
+    tok.quoted[t + 1] ? name : undefined,
   );
+}
+
+/** The rule object of a new row, for the commands that edit a chain's array of rules. */
+function newRule(c: CommandLine, chain: Chain, specIdx: number): Rule {
+  return new IptRule(c.reader.rows!, newRow(c, specIdx), chain.name);
 }
 
 /** `-A CHAIN spec`: appends. */
 const appendRule: Handler = c => {
   const chain = ruleChain(c, true);
-  if (chain) chain.rules.push(newRule(c, chain, c.first + 2));
+  if (chain instanceof IptChain) chain.append(newRow(c, c.first + 2));
+  else if (chain) chain.rules.push(newRule(c, chain, c.first + 2));
 };
 
 /** `-I CHAIN [n] spec`: inserts before rule n (default 1). */
@@ -147,16 +165,11 @@ const newChain: Handler = c => {
     report(c, 'duplicate-chain', `chain ${c.chainName} already exists`, nameStart(c), nameEnd(c));
     return;
   }
-  t.chains.set(c.chainName, {
-    name: c.chainName,
-    table: t.name,
-    builtin: false,
-    policy: null,
-    counters: null,
-    line: c.lineNo,
-    range: { start: { line: c.lineNo, character: nameStart(c) }, end: { line: c.lineNo, character: nameEnd(c) } },
-    rules: [],
-  });
+  const range = { start: { line: c.lineNo, character: nameStart(c) }, end: { line: c.lineNo, character: nameEnd(c) } };
+  t.chains.set(
+    c.chainName,
+    new IptChain(c.chainName, t.name, false, undefined, null, null, c.lineNo, range, c.reader.rows!),
+  );
 };
 
 /** `-P CHAIN ACCEPT|DROP`: a built-in chain's policy. */
@@ -226,7 +239,12 @@ const renameChain: Handler = c => {
   const newName = c.tok.text[c.first + 2];
   if (!chain || !newName) return;
   c.table.chains.delete(chain.name);
-  c.table.chains.set(newName, { ...chain, name: newName, rules: chain.rules });
+  c.table.chains.set(
+    newName,
+    chain instanceof IptChain
+      ? chain.moved(newName, chain.line, chain.range)
+      : { ...chain, name: newName, rules: chain.rules },
+  );
 };
 
 export function unknownCommand(c: CommandLine): void {

@@ -3,24 +3,12 @@
  * for the `-A CHAIN spec…` lines of a dump searches the line's text; the general path reads the words.
  */
 import { clipWords } from '../diagnostics.ts';
-import type { Family } from '../net/addr.ts';
-import type { Counters, Table } from '../model.ts';
-import { IptRule, type TargetRef } from './rule-node.ts';
+import type { Table } from '../model.ts';
+import { IptChain } from './rule-node.ts';
+import { type RuleRows, parseCounters } from './rule-store.ts';
 import type { TokenBuffer } from './tokenize.ts';
 
-/** `[packets:bytes]` as iptables-save -c writes it, or null. */
-export function parseCounters(text: string): Counters | null {
-  // `^\[(\d+):(\d+)\]$` by hand: a dump has one per chain and, with -c, one per rule.
-  const n = text.length;
-  if (n < 5 || text.charCodeAt(0) !== 91 /* [ */ || text.charCodeAt(n - 1) !== 93 /* ] */) return null;
-  const colon = text.indexOf(':');
-  if (colon < 2 || colon > n - 3) return null;
-  for (let i = 1; i < n - 1; i++) {
-    const c = text.charCodeAt(i);
-    if (i !== colon && (c < 48 || c > 57)) return null;
-  }
-  return { packets: text.slice(1, colon), bytes: text.slice(colon + 1, n - 1) };
-}
+export { parseCounters } from './rule-store.ts';
 
 /**
  * The fast path for the common line `[pkts:bytes] -A CHAIN spec…` (all of an iptables-save dump): finds
@@ -29,23 +17,24 @@ export function parseCounters(text: string): Counters | null {
  */
 export function fastAppend(
   line: string,
+  lineStart: number,
   k: number,
   c0: number,
   table: Table,
+  rows: RuleRows,
   lineNo: number,
-  family: Family,
   counterSink: { error: string | null },
 ): boolean {
   let p = k;
-  let counters: Counters | null = null;
+  let countersEnd = 0;
   if (c0 === 91 /* [ */) {
     const close = line.indexOf('] ', p);
     if (close < 0) return false;
-    counters = parseCounters(line.slice(p, close + 1));
-    if (!counters) {
+    if (!parseCounters(line.slice(p, close + 1))) {
       counterSink.error = line.slice(p, close + 1);
       return false;
     }
+    countersEnd = close + 1;
     p = close + 2;
     while (line.charCodeAt(p) === 32) p++;
   }
@@ -54,12 +43,13 @@ export function fastAppend(
   let nameEnd = line.indexOf(' ', nameStart);
   if (nameEnd < 0) nameEnd = line.length;
   const chain = table.chains.get(line.slice(nameStart, nameEnd));
-  if (!chain) return false;
+  if (!(chain instanceof IptChain)) return false;
   let specStart = nameEnd;
   while (line.charCodeAt(specStart) === 32) specStart++;
-  const target = findTargetInText(line, specStart);
-  if (target === undefined) return false;
-  chain.rules.push(new IptRule(table, chain.name, lineNo, line, counters, specStart, k, target, family));
+  const kind = findTargetInText(line, specStart);
+  if (kind < 0) return false;
+  const f = found;
+  chain.append(rows.add(lineStart, line.length, lineNo, specStart, k, countersEnd, kind, f.start, f.nameStart, f.end));
   return true;
 }
 
@@ -99,12 +89,16 @@ function quotesBalanced(line: string): boolean {
   return !open;
 }
 
+/** Where `findTargetInText` found the target (one record, reused: the reader calls it for every rule). */
+const found = { start: 0, nameStart: 0, end: 0 };
+
 /**
- * The last `-j NAME`/`-g NAME` (or `--jump`/`--goto`) outside quotes; undefined when quotes make a text
- * search unsafe. One backward scan from the end of the line: the last marker wins, and a quote after it
- * (or no marker in the rule's words) sends the line to the tokenizer.
+ * The last `-j NAME`/`-g NAME` (or `--jump`/`--goto`) outside quotes: 1 for a jump, 2 for a goto (its range
+ * in `found`), 0 when the rule has none, -1 when quotes make a text search unsafe. One backward scan from
+ * the end of the line: the last marker wins, and a quote after it (or no marker in the rule's words)
+ * sends the line to the tokenizer.
  */
-function findTargetInText(line: string, specStart: number): TargetRef | null | undefined {
+function findTargetInText(line: string, specStart: number): number {
   const lower = specStart - 1;
   let best = -1;
   let markerLength = 0;
@@ -129,30 +123,27 @@ function findTargetInText(line: string, specStart: number): TargetRef | null | u
   }
   if (best < 0) {
     // No marker after the last quote: a quote anywhere, or a `-j` the search cannot see, needs the words.
-    if (line.lastIndexOf('"') >= 0) return undefined;
-    return line.startsWith('-j ', specStart) || line.startsWith('-g ', specStart) ? undefined : null;
+    if (line.lastIndexOf('"') >= 0) return -1;
+    return line.startsWith('-j ', specStart) || line.startsWith('-g ', specStart) ? -1 : 0;
   }
-  if (line.lastIndexOf('"', best) >= 0 && !quotesBalanced(line)) return undefined;
+  if (line.lastIndexOf('"', best) >= 0 && !quotesBalanced(line)) return -1;
   let s = best + markerLength;
   while (line.charCodeAt(s) === 32) s++;
   let e = line.indexOf(' ', s);
   if (e < 0) e = line.length;
-  if (e === s) return undefined;
-  return { kind: goto ? 'goto' : 'jump', name: line.slice(s, e), start: best + 1, end: e };
+  if (e === s) return -1;
+  found.start = best + 1;
+  found.nameStart = s;
+  found.end = e;
+  return goto ? 2 : 1;
 }
 
-export function findTargetInTokens(tok: TokenBuffer, from: number): TargetRef | null {
-  let found: TargetRef | null = null;
+/** The word index of the last `-j`/`-g` (`--jump`/`--goto`) from word `from` on that has a name after it, or -1. */
+export function findTargetInTokens(tok: TokenBuffer, from: number): number {
+  let found = -1;
   for (let i = from; i < tok.count - 1; i++) {
     const w = tok.text[i];
-    if (tok.quoted[i] === 0 && (w === '-j' || w === '--jump' || w === '-g' || w === '--goto')) {
-      found = {
-        kind: w === '-g' || w === '--goto' ? 'goto' : 'jump',
-        name: tok.text[i + 1]!,
-        start: tok.start[i]!,
-        end: tok.end[i + 1]!,
-      };
-    }
+    if (tok.quoted[i] === 0 && (w === '-j' || w === '--jump' || w === '-g' || w === '--goto')) found = i;
   }
   return found;
 }

@@ -14,7 +14,7 @@ import {
   lineRange,
 } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
-import { type Chain, type Counters, type Ruleset, type Table, TABLE_HOOKS, iptablesBase } from '../model.ts';
+import { type Chain, type Ruleset, type Table, TABLE_HOOKS, iptablesBase } from '../model.ts';
 import { lostLineBreaks } from './line-breaks.ts';
 import { argvLimit } from './line-limits.ts';
 import { BOM } from './encoding.ts';
@@ -22,6 +22,8 @@ import { TokenBuffer } from './tokenize.ts';
 import { resolveTable } from './resolve.ts';
 import { fastAppend, parseCounters, unterminatedQuoteMessage } from './find-target.ts';
 import { type CommandLine, COMMANDS, unknownCommand } from './commands.ts';
+import { IptChain, ruleCountOf } from './rule-node.ts';
+import { RuleRows } from './rule-store.ts';
 
 const BUILTIN_CHAINS: Record<string, string[]> = Object.fromEntries(
   Object.entries(TABLE_HOOKS).map(([t, v]) => [t, Object.keys(v.hooks)]),
@@ -32,6 +34,10 @@ export class RestoreReader {
   readonly diagnostics: Diagnostic[] = [];
   readonly tables = new Map<string, Table>();
   table: Table | null = null;
+  /** The rows of the open table's rules (rule-store.ts). */
+  rows: RuleRows | null = null;
+  /** Where the line being read starts in the text. */
+  lineStart = 0;
   private tableCommitted = true;
   /** Lines read so far (the 0-based number of the next line). */
   private lineNo = 0;
@@ -74,13 +80,14 @@ export class RestoreReader {
       if (eol < 0) eol = len;
       const thisLine = this.lineNo;
       const line = this.clean(text.slice(pos, eol), thisLine);
+      this.lineStart = pos;
       pos = eol + 1;
       this.lineNo++;
       this.readLine(line, thisLine);
     }
     this.finishTable();
     let total = 0;
-    for (const t of this.tables.values()) for (const c of t.chains.values()) total += c.rules.length;
+    for (const t of this.tables.values()) for (const c of t.chains.values()) total += ruleCountOf(c);
     return {
       family: this.family,
       file: this.file,
@@ -163,7 +170,7 @@ export class RestoreReader {
       }
       return;
     }
-    if (this.table && fastAppend(line, k, c0, this.table, thisLine, this.family, this.counterSink)) {
+    if (this.table && fastAppend(line, this.lineStart, k, c0, this.table, this.rows!, thisLine, this.counterSink)) {
       if (line.length > 2000) this.checkLost(line, thisLine);
       return;
     }
@@ -192,10 +199,11 @@ export class RestoreReader {
     if (tok.count === 0) return;
     if (c0 === 58 /* : */) return this.chainDeclaration(line, k, thisLine);
     let first = 0;
-    let counters: Counters | null = null;
+    let countersEnd = 0;
     if (c0 === 91 /* [ */) {
-      counters = parseCounters(tok.text[0]!);
-      if (!counters)
+      const counters = parseCounters(tok.text[0]!);
+      if (counters) countersEnd = tok.end[0]!;
+      else
         this.report(
           'bad-argument',
           'error',
@@ -228,7 +236,7 @@ export class RestoreReader {
       line,
       lineNo: thisLine,
       k,
-      counters,
+      countersEnd,
     };
     (COMMANDS.get(cmd) ?? unknownCommand)(c);
   }
@@ -265,22 +273,16 @@ export class RestoreReader {
       range,
       chains: new Map(),
     };
+    const rows = new RuleRows(this.text, t, family);
     for (const b of BUILTIN_CHAINS[name] ?? []) {
       // Built-in chains exist even when a hand-written file does not declare them; their policy is ACCEPT.
       // They are base chains at the table's fixed hook and priority (TABLE_HOOKS).
-      const base = iptablesBase(name, b, family);
-      t.chains.set(b, {
-        name: b,
-        table: name,
-        builtin: true,
-        ...(base ? { base } : {}),
-        policy: 'ACCEPT',
-        counters: null,
-        line: thisLine,
-        range,
-        rules: [],
-      });
+      t.chains.set(
+        b,
+        new IptChain(b, name, true, iptablesBase(name, b, family), 'ACCEPT', null, thisLine, range, rows),
+      );
     }
+    this.rows = rows;
     this.tables.set(name, t);
     this.table = t;
     this.tableCommitted = false;
@@ -335,7 +337,10 @@ export class RestoreReader {
           tok.end[1] ?? cend,
         );
       existing.counters = ctr;
-      table.chains.set(name, { ...existing, line: thisLine, range });
+      table.chains.set(
+        name,
+        existing instanceof IptChain ? existing.moved(name, thisLine, range) : { ...existing, line: thisLine, range },
+      );
     } else if (existing && existing.line !== table.line) {
       this.report(
         'duplicate-chain',
@@ -357,16 +362,7 @@ export class RestoreReader {
         );
       if (name.length > 28)
         this.report('bad-argument', 'error', `chain name ${name} is longer than 28 characters`, thisLine, cstart, cend);
-      table.chains.set(name, {
-        name,
-        table: table.name,
-        builtin: false,
-        policy: null,
-        counters: ctr,
-        line: thisLine,
-        range,
-        rules: [],
-      });
+      table.chains.set(name, new IptChain(name, table.name, false, undefined, null, ctr, thisLine, range, this.rows!));
     }
   }
 
@@ -393,6 +389,7 @@ export class RestoreReader {
       }
     }
     this.table = null;
+    this.rows = null;
     this.tableCommitted = true;
   }
 
@@ -420,16 +417,7 @@ export class RestoreReader {
     );
     if (!create) return null;
     const range = { start: { line, character: start }, end: { line, character: end } };
-    const chain: Chain = {
-      name,
-      table: table.name,
-      builtin: false,
-      policy: null,
-      counters: null,
-      line,
-      range,
-      rules: [],
-    };
+    const chain = new IptChain(name, table.name, false, undefined, null, null, line, range, this.rows!);
     table.chains.set(name, chain);
     return chain;
   }

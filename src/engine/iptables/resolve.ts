@@ -7,9 +7,10 @@
  */
 import { type Diagnostic, clipWords } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
-import { type Chain, type HookName, type Rule, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
+import { type Chain, type HookName, type Ruleset, type Table, TABLE_HOOKS } from '../model.ts';
 import { STANDARD_TARGETS, TARGETS } from '../targets/registry.ts';
-import { IptRule, type TargetRef } from './rule-node.ts';
+import { IptChain, IptRule, checkRowDiagnostics, ruleCountOf } from './rule-node.ts';
+import type { TargetRef } from './rule-store.ts';
 
 /**
  * Target extensions iptables 1.8 ships (libxt_*, libipt_*, libip6t_* with upper-case names). A `-j NAME`
@@ -72,7 +73,6 @@ function refOf(rule: unknown): TargetRef | null {
 }
 
 export function resolveTable(table: Table, _family: Family, diagnostics: Diagnostic[]): void {
-  const hooks = TABLE_HOOKS[table.name]?.hooks ?? {};
   // Chains by ordinal, and for every rule (in chain order) the ordinal of the chain it jumps or goes to
   // (-1: none), so the loop search below walks arrays instead of looking names up again.
   const chains: Chain[] = [];
@@ -81,14 +81,34 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
   for (const [name, chain] of table.chains) {
     ordinal.set(name, chains.length);
     chains.push(chain);
-    ruleTotal += chain.rules.length;
+    ruleTotal += ruleCountOf(chain);
   }
   const firstRule = new Int32Array(chains.length + 1);
   const edge = new Int32Array(ruleTotal).fill(-1);
+  const classify = new TargetClassifier(table, ordinal, chains, diagnostics);
   let seq = 0;
   for (let c = 0; c < chains.length; c++) {
     const chain = chains[c]!;
     firstRule[c] = seq;
+    if (chain instanceof IptChain && chain.inRows) {
+      // Rules not made objects yet: their targets are read from the rows (rule-store.ts).
+      const rows = chain.rows;
+      for (let r = chain.firstRow; r >= 0; r = rows.next(r), seq++) {
+        const kind = rows.targetKind(r);
+        if (kind === 0) continue;
+        const name = rows.targetName(r);
+        if (kind === 1 && STANDARD_TARGETS.has(name)) continue;
+        edge[seq] = classify.target(
+          chain,
+          kind === 2 ? 'goto' : 'jump',
+          name,
+          rows.lineNo(r),
+          rows.targetStart(r),
+          rows.targetEnd(r),
+        );
+      }
+      continue;
+    }
     const rules = chain.rules;
     for (let i = 0; i < rules.length; i++, seq++) {
       const rule = rules[i]!;
@@ -97,66 +117,73 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       if (rule.chain !== chain.name) rule.chain = chain.name;
       const t = refOf(rule);
       if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
-      const to = ordinal.get(t.name);
-      if (to !== undefined) {
-        edge[seq] = to;
-        if (chains[to]!.builtin)
-          report(
-            diagnostics,
-            rule,
-            t,
-            'builtin-chain',
-            `cannot ${t.kind} to built-in chain ${t.name}: only user chains can be targets`,
-          );
-        continue;
-      }
-      const mod = t.kind === 'jump' ? TARGETS.get(t.name) : undefined;
-      if (!mod) {
-        if (t.kind === 'jump' && KERNEL_TARGETS.has(t.name))
-          report(
-            diagnostics,
-            rule,
-            t,
-            'unknown-target',
-            `target ${t.name} is not modelled: traces that reach this rule end as unknown`,
-            'warning',
-          );
-        else report(diagnostics, rule, t, 'undeclared-target', undeclaredMessage(t.kind, t.name, table.name));
-        continue;
-      }
-      if (mod.tables && !mod.tables.includes(table.name)) {
-        report(
-          diagnostics,
-          rule,
-          t,
-          'target-not-allowed',
-          `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`,
-        );
-      } else if (mod.hooks && chain.name in hooks && !mod.hooks.includes(chain.name as HookName)) {
-        report(
-          diagnostics,
-          rule,
-          t,
-          'target-not-allowed',
-          `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`,
-        );
-      }
+      edge[seq] = classify.target(chain, t.kind, t.name, rule.line, t.start, t.end);
     }
   }
   firstRule[chains.length] = seq;
   findLoops(chains, firstRule, edge, diagnostics);
 }
 
-function report(
-  diagnostics: Diagnostic[],
-  rule: Rule,
-  t: TargetRef,
-  code: Diagnostic['code'],
-  message: string,
-  severity: Diagnostic['severity'] = 'error',
-): void {
-  const range = { start: { line: rule.line, character: t.start }, end: { line: rule.line, character: t.end } };
-  diagnostics.push({ code, severity, message: clipWords(message), range });
+/** What a `-j NAME`/`-g NAME` that is no standard verdict names: a chain (its ordinal) or a target extension. */
+class TargetClassifier {
+  private readonly hooks: Partial<Record<string, unknown>>;
+
+  constructor(
+    private readonly table: Table,
+    private readonly ordinal: ReadonlyMap<string, number>,
+    private readonly chains: readonly Chain[],
+    private readonly diagnostics: Diagnostic[],
+  ) {
+    this.hooks = TABLE_HOOKS[table.name]?.hooks ?? {};
+  }
+
+  /** The ordinal of the chain the rule jumps or goes to, or -1; reports what the kernel refuses. */
+  target(chain: Chain, kind: 'jump' | 'goto', name: string, line: number, start: number, end: number): number {
+    const table = this.table;
+    const at = { line, start, end };
+    const to = this.ordinal.get(name);
+    if (to !== undefined) {
+      if (this.chains[to]!.builtin)
+        this.report(at, 'builtin-chain', `cannot ${kind} to built-in chain ${name}: only user chains can be targets`);
+      return to;
+    }
+    const mod = kind === 'jump' ? TARGETS.get(name) : undefined;
+    if (!mod) {
+      if (kind === 'jump' && KERNEL_TARGETS.has(name))
+        this.report(
+          at,
+          'unknown-target',
+          `target ${name} is not modelled: traces that reach this rule end as unknown`,
+          'warning',
+        );
+      else this.report(at, 'undeclared-target', undeclaredMessage(kind, name, table.name));
+      return -1;
+    }
+    if (mod.tables && !mod.tables.includes(table.name)) {
+      this.report(
+        at,
+        'target-not-allowed',
+        `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`,
+      );
+    } else if (mod.hooks && chain.name in this.hooks && !mod.hooks.includes(chain.name as HookName)) {
+      this.report(
+        at,
+        'target-not-allowed',
+        `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`,
+      );
+    }
+    return -1;
+  }
+
+  private report(
+    at: { line: number; start: number; end: number },
+    code: Diagnostic['code'],
+    message: string,
+    severity: Diagnostic['severity'] = 'error',
+  ): void {
+    const range = { start: { line: at.line, character: at.start }, end: { line: at.line, character: at.end } };
+    this.diagnostics.push({ code, severity, message: clipWords(message), range });
+  }
 }
 
 /**
@@ -227,6 +254,13 @@ export function validateRules(rs: Ruleset, options: { readonly release?: boolean
   validated.add(rs);
   for (const t of rs.tables.values()) {
     for (const c of t.chains.values()) {
+      if (options.release && c instanceof IptChain && c.inRows) {
+        // Rules nothing has asked for yet are checked from their rows, without making their objects.
+        const rows = c.rows;
+        for (let r = c.firstRow; r >= 0; r = rows.next(r))
+          for (const d of checkRowDiagnostics(rows, r)) rs.diagnostics.push(d);
+        continue;
+      }
       for (const r of c.rules) {
         if (!(r instanceof IptRule)) continue;
         // `release`: rules compiled only for this check are forgotten again, so checking a 100 MB dump

@@ -1,16 +1,20 @@
 /**
- * A rule of a parsed dump. Reading a dump records, for every rule, only what the structure needs: its
- * chain, its line, and where its `-j`/`-g` target is. The rest (header checks, match modules, target
- * options) is compiled the first time something asks for it — a trace touches a few dozen of a 300k-rule
+ * A rule of a parsed dump and the chain that holds it. Reading a dump records, for every rule, only a row
+ * (rule-store.ts): its line, and where its specification and `-j`/`-g` target are. A chain makes its rules'
+ * objects when its `rules` are first read, and a rule compiles the rest (header checks, match modules,
+ * target options) the first time something asks for it — a trace touches a few dozen of a 300k-rule
  * dump's rules — or for all rules at once by `validateRules`, which also collects their diagnostics.
  */
 import { type Diagnostic, type Range, clipWords } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
 import type { CompileContext } from '../matches/types.ts';
-import type { Counters, IpMatch, MatchInstance, Rule, Table, TargetInstance } from '../model.ts';
+import type { BaseChainInfo, Chain, Counters, IpMatch, MatchInstance, Rule, Table, TargetInstance } from '../model.ts';
 import { STANDARD_TARGETS } from '../targets/registry.ts';
 import { type PendingTarget, RuleSpecParser } from './rule.ts';
+import type { RuleRows, TargetRef } from './rule-store.ts';
 import { TokenBuffer } from './tokenize.ts';
+
+export type { TargetRef } from './rule-store.ts';
 
 const MODULE_WORD = new Map<string, RegExp>();
 
@@ -34,14 +38,6 @@ export function targetNameOf(rule: Rule): TargetRef | null {
     default:
       return { kind: t.kind, name: t.chain, start: t.start, end: t.end };
   }
-}
-
-/** `-j NAME` / `-g NAME` as found when the dump was read. */
-export interface TargetRef {
-  readonly kind: 'jump' | 'goto';
-  readonly name: string;
-  readonly start: number;
-  readonly end: number;
 }
 
 interface Compiled {
@@ -87,21 +83,37 @@ export class IptRule implements Rule {
   private compiled: Compiled | null = null;
   /** This rule's slot in its table's ring while it is compiled, else -1. */
   private slot = -1;
+  /** `raw` and `targetRef`, read from the rows once asked for. */
+  private rawText: string | undefined = undefined;
+  private ref: TargetRef | null | undefined = undefined;
 
   constructor(
-    private readonly tableRef: Table,
+    private readonly rows: RuleRows,
+    private readonly row: number,
     public chain: string,
-    readonly line: number,
-    readonly raw: string,
-    private readonly prefixCounters: Counters | null,
-    readonly specStart: number,
-    private readonly startChar: number,
-    readonly targetRef: TargetRef | null,
-    private readonly family: Family,
   ) {}
 
   get table(): string {
-    return this.tableRef.name;
+    return this.rows.table.name;
+  }
+
+  get line(): number {
+    return this.rows.lineNo(this.row);
+  }
+
+  /** The source line as iptables-restore read it (no \r, up to a NUL). */
+  get raw(): string {
+    return (this.rawText ??= this.rows.line(this.row));
+  }
+
+  get specStart(): number {
+    return this.rows.specStart(this.row);
+  }
+
+  /** `-j NAME` / `-g NAME` as found when the dump was read (null when the rule has none). */
+  get targetRef(): TargetRef | null {
+    if (this.ref === undefined) this.ref = this.rows.targetRef(this.row);
+    return this.ref;
   }
 
   /**
@@ -119,8 +131,8 @@ export class IptRule implements Rule {
 
   get range(): Range {
     return {
-      start: { line: this.line, character: this.startChar },
-      end: { line: this.line, character: this.raw.length },
+      start: { line: this.line, character: this.rows.first(this.row) },
+      end: { line: this.line, character: this.rows.lineLength(this.row) },
     };
   }
 
@@ -141,7 +153,7 @@ export class IptRule implements Rule {
   }
 
   get counters(): Counters | null {
-    return this.prefixCounters ?? this.compile().counters;
+    return this.rows.counters(this.row) ?? this.compile().counters;
   }
 
   /** Diagnostics of the rule's options (compiling it if needed). */
@@ -149,32 +161,10 @@ export class IptRule implements Rule {
     return this.compile().diagnostics ?? [];
   }
 
-  /**
-   * The diagnostics of the rule's options without keeping its compiled form (what a whole-file check
-   * needs): the same words, parser and target compilation as `compile`, minus what only a trace reads — a
-   * target with no options and no extension of its name (a chain, a verdict or an unknown name) has no
-   * diagnostics, so it is not looked up.
-   */
+  /** The diagnostics of the rule's options without keeping its compiled form (`checkRowDiagnostics`). */
   checkDiagnostics(): readonly Diagnostic[] {
     if (this.compiled) return this.compiled.diagnostics ?? [];
-    const diags: Diagnostic[] = [];
-    this.readSpec(diags, spec => {
-      const p = spec.target;
-      if (p && (p.options.length > 0 || p.module)) compileTarget(this.tableRef, p, this.family, spec.ip, diags);
-    });
-    return diags;
-  }
-
-  /** Reads the rule's words once more (the shared tokens and parser), with diagnostics going to `diags`. */
-  private readSpec(diags: Diagnostic[], use: (spec: ReturnType<typeof sharedParser.parse>) => void): void {
-    const outer = sink;
-    sink = diags;
-    try {
-      sharedTokens.fillFrom(this.raw, this.specStart);
-      use(sharedParser.parse(sharedTokens, 0, this.line, this.family));
-    } finally {
-      sink = outer;
-    }
+    return checkRowDiagnostics(this.rows, this.row, this.raw);
   }
 
   isCompiled(): boolean {
@@ -189,8 +179,9 @@ export class IptRule implements Rule {
 
   /** Takes the oldest slot of the table's ring, forgetting the compiled form of the rule that held it. */
   private remember(): void {
-    let ring = rings.get(this.tableRef);
-    if (!ring) rings.set(this.tableRef, (ring = { rules: [], next: 0 }));
+    const table = this.rows.table;
+    let ring = rings.get(table);
+    if (!ring) rings.set(table, (ring = { rules: [], next: 0 }));
     const old = ring.rules[ring.next];
     if (old && old.slot === ring.next) old.release();
     ring.rules[ring.next] = this;
@@ -201,9 +192,10 @@ export class IptRule implements Rule {
   private compile(): Compiled {
     if (this.compiled) return this.compiled;
     const diags: Diagnostic[] = [];
+    const rows = this.rows;
     let compiled: Compiled | null = null;
-    this.readSpec(diags, spec => {
-      const target = spec.target ? compileTarget(this.tableRef, spec.target, this.family, spec.ip, diags) : null;
+    readSpec(this.raw, rows.specStart(this.row), rows.lineNo(this.row), rows.family, diags, spec => {
+      const target = spec.target ? compileTarget(rows.table, spec.target, rows.family, spec.ip, diags) : null;
       compiled = {
         ip: spec.ip,
         matches: spec.matches,
@@ -217,6 +209,40 @@ export class IptRule implements Rule {
     this.remember();
     return this.compiled;
   }
+}
+
+/** Reads a rule's words once more (the shared tokens and parser), with diagnostics going to `diags`. */
+function readSpec(
+  line: string,
+  specStart: number,
+  lineNo: number,
+  family: Family,
+  diags: Diagnostic[],
+  use: (spec: ReturnType<typeof sharedParser.parse>) => void,
+): void {
+  const outer = sink;
+  sink = diags;
+  try {
+    sharedTokens.fillFrom(line, specStart);
+    use(sharedParser.parse(sharedTokens, 0, lineNo, family));
+  } finally {
+    sink = outer;
+  }
+}
+
+/**
+ * The diagnostics of a row's options without making its rule object or keeping a compiled form (what a
+ * whole-file check needs): the same words, parser and target compilation as `IptRule.compile`, minus what
+ * only a trace reads — a target with no options and no extension of its name (a chain, a verdict or an
+ * unknown name) has no diagnostics, so it is not looked up.
+ */
+export function checkRowDiagnostics(rows: RuleRows, row: number, line = rows.line(row)): Diagnostic[] {
+  const diags: Diagnostic[] = [];
+  readSpec(line, rows.specStart(row), rows.lineNo(row), rows.family, diags, spec => {
+    const p = spec.target;
+    if (p && (p.options.length > 0 || p.module)) compileTarget(rows.table, p, rows.family, spec.ip, diags);
+  });
+  return diags;
 }
 
 function pendingRange(p: PendingTarget): Range {
@@ -278,4 +304,99 @@ function compileTarget(
     start: p.start,
     end: p.end,
   };
+}
+
+/**
+ * An iptables chain: its rules are rows of the table's `RuleRows` (rule-store.ts) until `rules` is first
+ * read, then an array of `IptRule` objects, which commands such as `-I`, `-D` and `-F` edit.
+ */
+export class IptChain implements Chain {
+  declare readonly base?: BaseChainInfo;
+  private list: Rule[] | null = null;
+  /** The chain's first and last rows and their number, while `list` is null. */
+  private head = -1;
+  private tail = -1;
+  private size = 0;
+
+  constructor(
+    readonly name: string,
+    readonly table: string,
+    readonly builtin: boolean,
+    base: BaseChainInfo | undefined,
+    public policy: 'ACCEPT' | 'DROP' | null,
+    public counters: Counters | null,
+    readonly line: number,
+    readonly range: Range,
+    readonly rows: RuleRows,
+  ) {
+    if (base) (this as { base?: BaseChainInfo }).base = base;
+  }
+
+  /** The same chain, rules included, under another name, line or range (`-E`, a built-in chain declared again). */
+  moved(name: string, line: number, range: Range): IptChain {
+    const c = new IptChain(
+      name,
+      this.table,
+      this.builtin,
+      this.base,
+      this.policy,
+      this.counters,
+      line,
+      range,
+      this.rows,
+    );
+    c.list = this.list;
+    c.head = this.head;
+    c.tail = this.tail;
+    c.size = this.size;
+    return c;
+  }
+
+  get rules(): Rule[] {
+    if (this.list === null) {
+      const rows = this.rows;
+      const list: Rule[] = [];
+      for (let r = this.head; r >= 0; r = rows.next(r)) {
+        const rule = new IptRule(rows, r, this.name);
+        rule.index = list.length + 1;
+        list.push(rule);
+      }
+      this.list = list;
+    }
+    return this.list;
+  }
+
+  set rules(rules: Rule[]) {
+    this.list = rules;
+  }
+
+  /** Whether the rules are still rows (from `firstRow` on, `rows.next`), not yet objects. */
+  get inRows(): boolean {
+    return this.list === null;
+  }
+
+  get firstRow(): number {
+    return this.head;
+  }
+
+  get ruleCount(): number {
+    return this.list === null ? this.size : this.list.length;
+  }
+
+  /** Appends the rule of `row`: linked while the chain is rows, an object once it is an array. */
+  append(row: number): void {
+    if (this.list !== null) {
+      this.list.push(new IptRule(this.rows, row, this.name));
+      return;
+    }
+    if (this.size === 0) this.head = row;
+    else this.rows.setNext(this.tail, row);
+    this.tail = row;
+    this.size++;
+  }
+}
+
+/** The number of rules of any chain, without making objects of an iptables chain's rows. */
+export function ruleCountOf(chain: Chain): number {
+  return chain instanceof IptChain ? chain.ruleCount : chain.rules.length;
 }
