@@ -106,7 +106,12 @@ function missesChunks(lists: readonly (readonly TraceMiss[])[]): Chunk[][] {
   });
 }
 
-/** The items of a list as JSON text (without the brackets), UTF-8 encoded. */
+/**
+ * The items of a list as JSON text (without the brackets), UTF-8 encoded. `Buffer.from` rather than a
+ * `TextEncoder`: on the 500 KB why-not lists of a 320k-rule dump it encodes in half the time.
+ */
 function encode(items: readonly TraceMiss[]): Uint8Array {
-  return new TextEncoder().encode(JSON.stringify(items).slice(1, -1));
+  // '[' and ']' are one byte each in UTF-8: the brackets come off the bytes, not the (500 KB) string.
+  const bytes = Buffer.from(JSON.stringify(items));
+  return bytes.subarray(1, bytes.length - 1);
 }

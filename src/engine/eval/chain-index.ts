@@ -58,32 +58,33 @@ function dportKey(rule: Rule): number | null {
 }
 
 export function chainIndex(chain: Chain): ChainIndex | null {
+  // A short chain is never indexed: answered without the WeakMap, which would otherwise gain an entry for
+  // every chain a trace enters (eleven new ones per Service in a kube-proxy dump).
+  if (chain.rules.length < MIN_RULES) return null;
   const cached = indexes.get(chain);
   if (cached !== undefined) return cached;
   let index: ChainIndex | null = null;
-  if (chain.rules.length >= MIN_RULES) {
-    for (const kind of ['dst', 'dport'] as const) {
-      const keyed = new Map<string | number, number[]>();
-      const rest: number[] = [];
-      const dstNets: (Net | null)[] | null = kind === 'dst' ? [] : null;
-      const hasSrc = kind === 'dst' ? new Uint8Array(chain.rules.length) : null;
-      chain.rules.forEach((r, i) => {
-        const k = kind === 'dst' ? dstKey(r) : dportKey(r);
-        if (dstNets && hasSrc) {
-          dstNets.push(k === null ? null : r.ip.dst!.value);
-          hasSrc[i] = r.ip.src ? 1 : 0;
-        }
-        if (k === null) rest.push(i);
-        else {
-          const list = keyed.get(k);
-          if (list) list.push(i);
-          else keyed.set(k, [i]);
-        }
-      });
-      if (rest.length * 4 <= chain.rules.length) {
-        index = { kind, keyed, rest, merged: new Map(), dstNets, hasSrc, dstWords: [] };
-        break;
+  for (const kind of ['dst', 'dport'] as const) {
+    const keyed = new Map<string | number, number[]>();
+    const rest: number[] = [];
+    const dstNets: (Net | null)[] | null = kind === 'dst' ? [] : null;
+    const hasSrc = kind === 'dst' ? new Uint8Array(chain.rules.length) : null;
+    chain.rules.forEach((r, i) => {
+      const k = kind === 'dst' ? dstKey(r) : dportKey(r);
+      if (dstNets && hasSrc) {
+        dstNets.push(k === null ? null : r.ip.dst!.value);
+        hasSrc[i] = r.ip.src ? 1 : 0;
       }
+      if (k === null) rest.push(i);
+      else {
+        const list = keyed.get(k);
+        if (list) list.push(i);
+        else keyed.set(k, [i]);
+      }
+    });
+    if (rest.length * 4 <= chain.rules.length) {
+      index = { kind, keyed, rest, merged: new Map(), dstNets, hasSrc, dstWords: [] };
+      break;
     }
   }
   indexes.set(chain, index);

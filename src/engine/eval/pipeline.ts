@@ -447,12 +447,16 @@ function hostPort(a: Addr, port: number | null, show: ShowAddr): string {
   return a.v === 6 ? `[${s}]:${port}` : `${s}:${port}`;
 }
 
-export function toOutcome(e: Ending, show: ShowAddr = formatAddr): Omit<TraceOutcome, 'paths'> {
+/**
+ * The outcome of one ending. Without `probabilities` its two probability fields are left 0 and '' (they
+ * keep their place in the object): `mergeEndings` writes them from the merged sum.
+ */
+export function toOutcome(e: Ending, show: ShowAddr = formatAddr, probabilities = true): Omit<TraceOutcome, 'paths'> {
   const p = e.path;
   const ct = p.pkt.ct;
   return {
-    probability: toNumber(p.prob),
-    probabilityExact: formatRational(p.prob),
+    probability: probabilities ? toNumber(p.prob) : 0,
+    probabilityExact: probabilities ? formatRational(p.prob) : '',
     disposition: e.disposition,
     packet: viewPacket(p.pkt, show),
     dnat: ct.dnat ? hostPort(ct.dnat.addr, ct.dnat.port, show) : null,

@@ -99,7 +99,7 @@ interface Merged {
 export function mergeEndings(endings: Ending[], show?: ShowAddr, live: LiveMarks = ALL_LIVE): TraceOutcome[] {
   const byKey = new Map<string, Merged>();
   for (const e of endings) {
-    const o = toOutcome(e, show);
+    const o = toOutcome(e, show, false);
     const path = e.path;
     const key = endingKey(o, live, path.pkt.mark, path.pkt.ct.mark);
     const prev = byKey.get(key);
@@ -122,11 +122,13 @@ export function mergeEndings(endings: Ending[], show?: ShowAddr, live: LiveMarks
       });
     }
   }
+  // Each sum converted once (bigint work), not in every comparison of the sort.
   return [...byKey.values()]
-    .sort((a, b) => toNumber(b.prob) - toNumber(a.prob) || a.order - b.order)
-    .map(v => ({
+    .map(v => ({ v, p: toNumber(v.prob) }))
+    .sort((a, b) => b.p - a.p || a.v.order - b.v.order)
+    .map(({ v, p }) => ({
       ...v.outcome,
-      probability: toNumber(v.prob),
+      probability: p,
       probabilityExact: formatRational(v.prob),
       paths: v.paths,
       ...(v.variesNf ? { markVaries: `0x${v.variesNf.toString(16)}` } : {}),

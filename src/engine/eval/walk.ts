@@ -203,6 +203,23 @@ class TableWalk {
   private skipped(path: Path, chain: Chain, from: number, to: number): Flow {
     const index = chainIndex(chain)!;
     const dst = formatAddr(path.pkt.dst);
+    const L = this.limits;
+    const n = to - from;
+    if (L.steps + n <= L.maxSteps && path.misses.length + n <= MAX_MISSES_PER_PATH) {
+      // Neither budget runs out in this run (thousands of rules in KUBE-SERVICES): count it at once, and
+      // record each miss as `miss` would (same fields, same order).
+      L.steps += n;
+      path.work += n;
+      const hook = this.hook;
+      const table = this.table.name;
+      const { misses, pkt } = path;
+      for (let i = from; i < to; i++) {
+        const rule = chain.rules[i]!;
+        const reason = skippedMiss(index, i, dst) ?? headerMiss(rule, pkt, true) ?? '';
+        misses.push({ hook, table, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason });
+      }
+      return 'next';
+    }
     for (let i = from; i < to; i++) {
       const rule = chain.rules[i]!;
       path.work++;
