@@ -34,7 +34,8 @@ import { type ManifestHost, ManifestRegistry } from './vscode/manifest-registry.
 import { DumpNavigation } from './vscode/navigation-providers.ts';
 import { nftLanguageDetection } from './vscode/nft-language.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
-import { stallMonitor, workerSpawner } from './vscode/spawn-node.ts';
+import { stallMonitor, timingLog, workerSpawner } from './vscode/spawn-node.ts';
+import { timing, useTimingLog } from './vscode/timing.ts';
 import { Busy } from './vscode/busy.ts';
 import { openExample } from './vscode/examples.ts';
 import { useLog } from './vscode/notify.ts';
@@ -71,6 +72,8 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const settings = () => (cached ??= currentSettings());
 
   subs.push(stallMonitor(m => log.warn(m)));
+  useTimingLog(timingLog(m => log.info(m)));
+  subs.push({ dispose: () => useTimingLog(null) });
   const busy = new Busy();
   subs.push(
     busy,
@@ -250,7 +253,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   };
   setTimeout(() => vscode.workspace.textDocuments.forEach(touch), 0);
   subs.push(
-    vscode.workspace.onDidOpenTextDocument(touch),
+    vscode.workspace.onDidOpenTextDocument(doc => {
+      if (isDump(doc)) timing(() => `opened ${doc.uri.path.slice(doc.uri.path.lastIndexOf('/') + 1)} at ${Date.now()}`);
+      touch(doc);
+    }),
     vscode.workspace.onDidChangeTextDocument(e => {
       if (!isDump(e.document) || e.contentChanges.length === 0) return;
       store.changed(e.document);

@@ -11,6 +11,9 @@ import { render, renderMessage } from './render.ts';
 import { vscode } from './vscode-api.ts';
 
 const app = document.getElementById('app')!;
+// When the script started, each model arrived and was drawn (ms since the epoch): the e2e reads them to
+// split a Trace Packet's time between the extension, the webview's loading and the drawing.
+document.body.dataset['loadedAt'] = String(Date.now());
 let model: DiagramModel | null = null;
 let uri = '';
 let origin: TraceOrigin = 'dump';
@@ -117,11 +120,13 @@ window.addEventListener('message', (event: MessageEvent<ExtensionToWebview>) => 
       selectedOutcome = null;
       focus = null;
     }
+    document.body.dataset['modelAt'] = String(Date.now());
     model = m.model;
     uri = m.uri;
     origin = m.origin;
     save();
     draw();
+    document.body.dataset['drawnAt'] = String(Date.now());
   } else if (m.type === 'diff') {
     model = null;
     vscode.setState(m.state);

@@ -46,6 +46,9 @@ export interface EditorWords {
 
 /** The message in the editor's words, and the actions that help with it. */
 export function editorWords(message: string): EditorWords {
+  // Every phrase names --node… or --affinity: most messages (a trace's thousands of why-not reasons) name
+  // neither and skip the regular expressions.
+  if (!message.includes('--node') && !message.includes('--affinity')) return { text: message, actions: [] };
   let text = message;
   const actions: EditorAction[] = [];
   for (const [re, words, action] of PHRASES) {

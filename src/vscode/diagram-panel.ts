@@ -37,6 +37,18 @@ export class DiagramPanel extends PanelHost implements vscode.WebviewPanelSerial
     return this.panel ? this.uri : null;
   }
 
+  /**
+   * Opens the panel with `message` before a trace's answer, when it is not open yet: creating a webview and
+   * loading its script takes the browser hundreds of milliseconds, which then overlap the trace. Returns
+   * whether it opened the panel.
+   */
+  openFor(message: string, focus: boolean): boolean {
+    if (this.panel) return false;
+    this.ensure(focus);
+    this.post({ type: 'busy', message });
+    return true;
+  }
+
   /** Draws a trace; `uri` is the dump its rule lines are in (for a trace from manifests: the node's synthesized rules). */
   show(model: DiagramModel, uri: vscode.Uri, focus: boolean, origin: TraceOrigin): void {
     const panel = this.ensure(focus);

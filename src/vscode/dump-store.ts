@@ -19,6 +19,7 @@ import {
 import { EngineWorker as Worker } from '../worker/client.ts';
 import type { DumpSummary, DumpText, Method, Params, Result } from '../shared/engine-protocol.ts';
 import { wholeLines } from './convert.ts';
+import { timing, timingOn } from './timing.ts';
 
 /** The key of the one parse a dump's worker holds. */
 const KEY = 'dump';
@@ -198,9 +199,19 @@ export class DumpStore implements vscode.Disposable {
     const end = this.progress(`reading ${fileName(doc.uri)} (${doc.lineCount.toLocaleString('en-US')} lines)…`, () =>
       this.stopParse(e, worker),
     );
-    loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes() }, documentPieces(doc)).then(
+    const started = timingOn() ? Date.now() : 0;
+    let sent = 0;
+    const pieces = function* () {
+      yield* documentPieces(doc);
+      if (started) sent = Date.now();
+    };
+    loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes() }, pieces()).then(
       summary => {
         end();
+        timing(() => {
+          const now = Date.now();
+          return `parse of ${fileName(doc.uri)} v${version} started at ${started}: done after ${now - started} ms (the text sent in ${sent - started} ms, then the worker's load ${now - sent} ms, of which the parse ${summary.parseMs.toFixed(0)} ms)`;
+        });
         if (e.worker !== worker) return;
         e.parsing = null;
         const a: Analysis = {

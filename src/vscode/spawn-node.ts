@@ -55,6 +55,16 @@ export function workerSpawner(
 }
 
 /**
+ * With PACKETLENS_STALL_LOG=1 in the environment (the e2e sets it), the extension also logs when each
+ * step of a hover, a CodeLens request and a trace happened (`timing …` lines, wall-clock milliseconds since
+ * the epoch, so the e2e can hold them against what the browser drew): issue 18's editor figures, split
+ * into VS Code's part and ours. Off by default (a hover would log a line).
+ */
+export function timingLog(log: (m: string) => void): ((m: string) => void) | null {
+  return process.env['PACKETLENS_STALL_LOG'] ? m => log(`timing ${m}`) : null;
+}
+
+/**
  * With PACKETLENS_STALL_LOG=1 in the environment (the e2e sets it), every stall of the extension host's
  * event loop above `thresholdMs` is logged as `event loop stalled N ms` — the e2e reads it back to show
  * the host stayed responsive. Off by default: a 10 ms ticker is not free.

@@ -37,6 +37,11 @@ export function workerSpawner(
     );
 }
 
+/** The browser has no environment to turn the timing log on with (see spawn-node.ts). */
+export function timingLog(_log: (m: string) => void): ((m: string) => void) | null {
+  return null;
+}
+
 /** The browser has no environment to turn the stall log on with: nothing to do (see spawn-node.ts). */
 export function stallMonitor(_log: (m: string) => void, _thresholdMs = 50): { dispose(): void } {
   return { dispose() {} };

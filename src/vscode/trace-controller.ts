@@ -26,6 +26,7 @@ import { askPacket, dumpPacketSource } from './packet-input.ts';
 import type { TraceSessions } from './trace-sessions.ts';
 import { isCancelled } from '../worker/client.ts';
 import type { Busy } from './busy.ts';
+import { timing, timingOn } from './timing.ts';
 
 /** How long a trace may run in the engine worker before it is stopped. */
 const TRACE_DEADLINE_MS = 10_000;
@@ -106,6 +107,7 @@ export class TraceController {
       history,
     );
     if (!packet) return;
+    timing(() => `trace of ${packet} accepted at ${Date.now()}`);
     await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
     // The diagram opens beside the dump without taking the focus: the dump's CodeLens and highlights
     // update at once and the keyboard stays in the editor.
@@ -141,8 +143,15 @@ export class TraceController {
     let r: WorkerTrace;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
+    const t0 = timingOn() ? Date.now() : 0;
+    let t1 = 0;
+    const showDiagram = openDiagram || settings.openDiagram || this.panel?.visibleFor;
+    const opened =
+      showDiagram && (this.panel?.openFor(`Tracing ${packet} through ${fileName(a.uri)}…`, focusDiagram) ?? false);
     try {
-      const asked = a.ask('trace', { packet, ...(await this.nodeFor(a)) });
+      const node = await this.nodeFor(a);
+      if (t0) t1 = Date.now();
+      const asked = a.ask('trace', { packet, ...node });
       // A trace the engine does not finish in time (a hostile dump) stops its worker: the editor answers.
       timer = setTimeout(() => {
         timedOut = true;
@@ -156,8 +165,11 @@ export class TraceController {
           ok: false,
           error: `the trace of ${packet} through ${fileName(a.uri)} did not finish within ${TRACE_DEADLINE_MS / 1000} s and was stopped. Look at the file's problems (View: Problems): a jump loop or many random branches can make the paths explode.`,
         };
-      else if (isCancelled(e)) return false;
-      else r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
+      else if (isCancelled(e)) {
+        // The dump changed, closed or the work was stopped: the panel opened for this trace says so.
+        if (opened) this.panel?.error(`The trace of ${packet} stopped: ${e.message}.`);
+        return false;
+      } else r = { ok: false, error: `the trace failed: ${e instanceof Error ? e.message : String(e)}` };
     } finally {
       clearTimeout(timer);
     }
@@ -167,10 +179,15 @@ export class TraceController {
       this.panel?.error(r.error);
       return false;
     }
-    if (openDiagram || settings.openDiagram || this.panel?.visibleFor) {
+    const t2 = t0 ? Date.now() : 0;
+    if (showDiagram) {
       const model = diagramOf(r.trace, fileName(a.uri), packet);
       this.panel?.show(model, a.uri, focusDiagram, 'dump');
     }
+    timing(() => {
+      const now = Date.now();
+      return `trace of ${packet} started at ${t0}: diagram posted at ${now} (the node ${t1 - t0} ms, the worker ${t2 - t1} ms of which the engine ${r.ms.toFixed(0)} ms, ${r.verdicts.length} rule verdicts; the diagram built and posted ${now - t2} ms)`;
+    });
     // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
     // from the editor, so the session (which refreshes CodeLens and highlights) is set last.
     this.sessions.set(a.uri, packet, r.trace, a.version, r.verdicts);

@@ -2,6 +2,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { EngineRequest } from '../shared/engine-protocol.ts';
 import { EngineHost } from './engine-host.ts';
+import { requestQueue } from './request-queue.ts';
 
 const port = parentPort;
 if (port) {
@@ -10,5 +11,10 @@ if (port) {
     () => new Promise(r => setImmediate(r)),
     () => process.memoryUsage().heapUsed,
   );
-  port.on('message', (req: EngineRequest) => void host.handle(req).then(r => port.postMessage(r)));
+  const receive = requestQueue(
+    req => host.handle(req),
+    r => port.postMessage(r),
+    f => setImmediate(f),
+  );
+  port.on('message', (req: EngineRequest) => receive(req));
 }

@@ -1,6 +1,7 @@
 /** The browser worker (a Web Worker): dist/web/worker.js, started by src/vscode/spawn-web.ts. */
 import type { EngineRequest } from '../shared/engine-protocol.ts';
 import { EngineHost } from './engine-host.ts';
+import { requestQueue } from './request-queue.ts';
 
 interface WorkerScope {
   onmessage: ((e: { data: EngineRequest }) => void) | null;
@@ -9,4 +10,9 @@ interface WorkerScope {
 
 const scope = globalThis as unknown as WorkerScope;
 const host = new EngineHost();
-scope.onmessage = e => void host.handle(e.data).then(r => scope.postMessage(r));
+const receive = requestQueue(
+  req => host.handle(req),
+  r => scope.postMessage(r),
+  f => setTimeout(f, 0),
+);
+scope.onmessage = e => receive(e.data);
