@@ -265,6 +265,8 @@ function trace(argv: string[], io: Io): number {
       ipsets,
       recent: flags.affinity ?? [],
       explain: whyNot || !flags.json || !!flags.live,
+      // The events (each path's full narrative) are printed by --events and read by --format and --live.
+      events: !!(flags.events || flags.format || flags.live),
       ...(interceptors.length ? { interceptors } : {}),
     });
     if (!traced.ok) throw new UsageError(`${where}: ${traced.error}`);

@@ -6,12 +6,36 @@ import { type Rational, ONE } from '../rational.ts';
 import { type PacketState, clonePacket } from '../net/packet.ts';
 import type { TraceAssumption, TraceEvent, TraceMiss, TraceStep } from './trace-types.ts';
 
+/**
+ * Where a path's events go: the list itself, or only their count when the caller shows no events (the
+ * CLI's `--json` without `--events`). The count keeps what depends on the list's length — the records
+ * budget of forks, the note when a path's record is cut — the same either way.
+ */
+export interface EventLog {
+  readonly length: number;
+  push(...events: TraceEvent[]): number;
+}
+
+/** An event log that keeps no events, only how many there were. */
+export class EventCount implements EventLog {
+  constructor(public length = 0) {}
+
+  push(...events: TraceEvent[]): number {
+    return (this.length += events.length);
+  }
+}
+
+/** The events a log kept (none when it only counted them). */
+export function eventsOf(log: EventLog): TraceEvent[] {
+  return log instanceof EventCount ? [] : (log as TraceEvent[]);
+}
+
 export interface Path {
   prob: Rational;
   pkt: PacketState;
   steps: TraceStep[];
   misses: TraceMiss[];
-  events: TraceEvent[];
+  events: EventLog;
   assumptions: TraceAssumption[];
   notes: string[];
   masquerade: boolean;
@@ -31,13 +55,13 @@ export interface Path {
   loop?: TraceStep[];
 }
 
-export function newPath(pkt: PacketState): Path {
+export function newPath(pkt: PacketState, recordEvents = true): Path {
   return {
     prob: ONE,
     pkt,
     steps: [],
     misses: [],
-    events: [],
+    events: recordEvents ? [] : new EventCount(),
     assumptions: [],
     notes: [],
     masquerade: false,
@@ -55,7 +79,7 @@ export function forkPath(p: Path): Path {
     pkt: clonePacket(p.pkt),
     steps: [...p.steps],
     misses: [...p.misses],
-    events: [...p.events],
+    events: p.events instanceof EventCount ? new EventCount(p.events.length) : [...(p.events as TraceEvent[])],
     assumptions: [...p.assumptions],
     notes: [...p.notes],
     masquerade: p.masquerade,

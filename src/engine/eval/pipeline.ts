@@ -26,7 +26,7 @@ import type { TraceEnv } from './env.ts';
 import type { HookInterceptor } from './intercept.ts';
 import { protoName } from '../net/proto.ts';
 import type { PacketState } from '../net/packet.ts';
-import { type Path, forkPath, newPath } from './path.ts';
+import { type Path, eventsOf, forkPath, newPath } from './path.ts';
 import type { Disposition, PacketView, TraceOutcome } from './trace-types.ts';
 import { type WalkOptions, walkTable } from './walk.ts';
 
@@ -361,7 +361,7 @@ export function traceArriving(
 ): Ending[] {
   pkt.inIface = inIface;
   pkt.outIface = null;
-  const path = newPath(pkt);
+  const path = newPath(pkt, opts.events);
   return runHook(rs, 'PREROUTING', path, env, opts, p => routeInput(rs, p, env, opts));
 }
 
@@ -378,7 +378,7 @@ function loopbackSourceRefused(pkt: PacketState, out: string, env: TraceEnv): st
 export function traceLocal(rs: Ruleset, pkt: PacketState, env: TraceEnv, opts: WalkOptions): Ending[] {
   pkt.inIface = null;
   pkt.outIface = env.node.routeOut(pkt.dst, pkt);
-  const path = newPath(pkt);
+  const path = newPath(pkt, opts.events);
   const refused = loopbackSourceRefused(pkt, pkt.outIface, env) ?? env.node.outputRefused(pkt);
   if (refused) return drop(path, refused);
   path.events.push({
@@ -467,7 +467,7 @@ export function toOutcome(e: Ending, show: ShowAddr = formatAddr, probabilities 
     steps: p.steps,
     misses: p.misses,
     assumptions: p.assumptions,
-    events: p.events,
+    events: eventsOf(p.events),
     notes: p.notes,
   };
 }

@@ -33,6 +33,11 @@ export interface TraceOptions {
   readonly recent?: Iterable<string>;
   /** Record why each evaluated rule did not match (default true; off uses chain indexes and is faster). */
   readonly explain?: boolean;
+  /**
+   * Keep each outcome's `events`, the full narrative for diagrams and kernel-words views (default true).
+   * Off, outcomes carry `events: []`; everything else — steps, misses, notes, budgets — is the same.
+   */
+  readonly events?: boolean;
   /** Rule evaluations allowed in the whole trace (default 4,000,000). */
   readonly budget?: number;
   /** Paths followed at once before further forks are left unexplored (default 4096). */
@@ -262,7 +267,7 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
   );
   let live: LiveMarks | null = null;
   const liveOf = () => (live ??= liveMarks(rs, (options.interceptors?.length ?? 0) > 0));
-  const opts = { explain: options.explain ?? true, limits, live: liveOf };
+  const opts = { explain: options.explain ?? true, events: options.events ?? true, limits, live: liveOf };
   const show = (a: Parameters<ShowAddr>[0]) => node.show(a);
   const start = viewPacket(built.pkt, show);
   const endings =

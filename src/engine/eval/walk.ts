@@ -39,6 +39,8 @@ export interface TableResult {
 export interface WalkOptions {
   /** Record every evaluated rule that did not match, with its first failed criterion (plain walk). */
   readonly explain: boolean;
+  /** Keep each path's events (false: only count them, path.ts `EventCount`). */
+  readonly events: boolean;
   /** The trace's budgets, shared by every walk of the trace (budget.ts). */
   readonly limits: TraceLimits;
   /** Mark bits some rule reads (computed on first need). */
