@@ -5,6 +5,7 @@
  * gate (0 proven identical, 1 different or not proven the same, 2 unreadable input). The comparison is the engine's `diffRulesets`.
  */
 import {
+  DEFAULT_MAX_CLASSES,
   type DiffReport,
   type NodeConfig,
   diffManifests,
@@ -32,6 +33,7 @@ export const DIFF_OPTIONS = `diff options (exit 0: proven same behaviour, 1: pac
   --node-ip IP         a node address (repeatable; also --uplink, --iface, --route, --route-localnet as for trace)
   --node-context PATH  the node's own files, as for trace (ip [-j] addr/route/rule, sysctl -a; repeatable)
   --paths              also report packets whose matched rules change while their fate does not
+  --max-classes N      packet classes traced at most (default ${DEFAULT_MAX_CLASSES}); past it the report is approximate
   --json               the report as one JSON object
   --markdown           the report as a pull-request comment
   --node NAME          compare two manifest sets (files or directories) through NAME's kube-proxy rules`;
@@ -43,6 +45,7 @@ const FLAGS = {
   route: 'strings',
   'route-localnet': 'boolean',
   paths: 'boolean',
+  'max-classes': 'string',
   json: 'boolean',
   markdown: 'boolean',
   node: 'string',
@@ -74,7 +77,10 @@ function run(argv: string[], io: Io): number {
     throw new UsageError(`diff takes two inputs, the old and the new (${positionals.length} given)`);
   if (flags.json && flags.markdown) throw new UsageError('--json and --markdown exclude each other');
   const [oldPath, newPath] = positionals as [string, string];
-  const options = { paths: flags.paths ?? false };
+  const maxClasses = flags['max-classes'];
+  if (maxClasses !== undefined && !/^[1-9]\d{0,8}$/.test(maxClasses))
+    throw new UsageError(`--max-classes must be a positive whole number ('${maxClasses}' given)`);
+  const options = { paths: flags.paths ?? false, ...(maxClasses ? { maxClasses: Number(maxClasses) } : {}) };
   let result;
   if (flags.node !== undefined) {
     if (flags['node-ip'] || flags.iface || flags.route || flags.uplink || flags['node-context'])

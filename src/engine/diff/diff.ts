@@ -34,6 +34,7 @@ import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
 import { regionClasses } from './region.ts';
 import { diffHeadlines } from './headlines.ts';
+import { DEFAULT_MAX_CLASSES, DEFAULT_MAX_RETAINED, Shared, sharedChangeKey, weightOf } from './retain.ts';
 import type {
   ChainChange,
   ClassChange,
@@ -52,8 +53,14 @@ export interface DiffOptions {
   readonly paths?: boolean;
   /** Trace the sanity sweep too (default true). */
   readonly sweep?: boolean;
-  /** Classes traced at most (default 200,000); beyond, the report is approximate. */
+  /** Classes traced at most (default `DEFAULT_MAX_CLASSES`); beyond, the report is approximate. */
   readonly maxClasses?: number;
+  /**
+   * Changed classes kept at most, weighed by their fates and rules (retain.ts `weightOf`; default
+   * `DEFAULT_MAX_RETAINED`): past it the comparison stops and the report is approximate, so that its memory
+   * and its printed size stay bounded whatever the inputs.
+   */
+  readonly maxRetained?: number;
 }
 
 /**
@@ -84,9 +91,11 @@ function sideOf(rs: Ruleset): DiffSide {
   return { file: rs.file, rules: rs.ruleCount, chains };
 }
 
-export function summaryLine(changes: number, services: number, approximate = false): string {
+export function summaryLine(changes: number, services: number, approximate = false, partial = false): string {
   if (approximate) return 'no change found (approximate)';
-  return `${changes} packet ${changes === 1 ? 'class changes' : 'classes change'} · ${services} Service${services === 1 ? '' : 's'} affected`;
+  const text = `${changes} packet ${changes === 1 ? 'class changes' : 'classes change'} · ${services} Service${services === 1 ? '' : 's'} affected`;
+  // A limit stopped the comparison: what it found holds, but more packets may change.
+  return partial ? `${text} (at least: the comparison stopped at a limit)` : text;
 }
 
 /** The representative in `packetlens trace --packet` syntax, with every field that sets it apart. */
@@ -170,9 +179,20 @@ export function diffRulesets(
     );
   const changes = run.flatMap(r => r.changes);
   const approximations: string[] = [];
-  const limited = run.some(r => r.limited);
-  const maxClasses = options.maxClasses ?? 200_000;
-  if (limited) approximations.push(`more than ${maxClasses} packet classes: the rest were not traced`);
+  const maxClasses = options.maxClasses ?? DEFAULT_MAX_CLASSES;
+  const refused = run.reduce((a, r) => a + r.refused, 0);
+  if (refused)
+    approximations.push(
+      `more than ${maxClasses} packet classes: ${refused} more class${refused === 1 ? ' was' : 'es were'} found and not traced (nor what they would split into)`,
+    );
+  const stopped = run.filter(r => r.stopped);
+  if (stopped.length) {
+    const waiting = stopped.reduce((a, r) => a + r.stopped!.waiting, 0);
+    const kept = stopped.reduce((a, r) => a + r.stopped!.changes, 0);
+    approximations.push(
+      `the comparison stopped at its report budget (${options.maxRetained ?? DEFAULT_MAX_RETAINED} fates and rules kept) after ${kept} changed class${kept === 1 ? '' : 'es'}: ${waiting} packet class${waiting === 1 ? ' was' : 'es were'} still to trace and were not (nor what they would split into)`,
+    );
+  }
   const openReasons = new Map<string, number>();
   for (const r of run) for (const [k, n] of r.openReasons) openReasons.set(k, (openReasons.get(k) ?? 0) + n);
   for (const [reason, n] of openReasons)
@@ -203,7 +223,8 @@ export function diffRulesets(
   }
   const traced = run.reduce((a, r) => a + r.traced, 0);
   for (const r of run) warnings.push(...r.warnings);
-  const body = assemble(oldRs, newRs, chainChanges, traced, changes, approximations, warnings, unexplored);
+  const partial = refused > 0 || stopped.length > 0;
+  const body = assemble(oldRs, newRs, chainChanges, traced, changes, approximations, warnings, unexplored, partial);
   const report: DiffReport = { ...body, headlines: diffHeadlines(body, oldRs, newRs) };
   return { ok: true, report, errors: [...errorsOf(oldRs, chainChanges), ...errorsOf(newRs, chainChanges)] };
 }
@@ -225,7 +246,10 @@ interface FamilyRun {
   readonly env: ClassEnv;
   readonly changes: ClassChange[];
   readonly traced: number;
-  readonly limited: boolean;
+  /** Classes found past the class budget and not traced. */
+  readonly refused: number;
+  /** Set when the report budget stopped the exploration: the changes kept, the classes left untraced. */
+  readonly stopped: { changes: number; waiting: number } | null;
   readonly approxClasses: number;
   readonly openReasons: Map<string, number>;
   /** Chains (`side table chain`) entered by some boxed class, and by some class the proof could not close. */
@@ -261,12 +285,14 @@ function rpFilterOn(config: NodeConfig | undefined): boolean {
 function classQueue(max: number) {
   const pending: PacketClass[] = [];
   const ids = new Set<string>();
-  const state = { limited: false, added: 0 };
+  const state = { limited: false, added: 0, refused: 0 };
   const add = (c: PacketClass) => {
     const id = c.box ? boxId(c.box, c.input, c.affinity) : classId(c);
     if (ids.has(id)) return;
-    if (state.added >= max) state.limited = true;
-    else {
+    if (state.added >= max) {
+      state.limited = true;
+      state.refused++;
+    } else {
       ids.add(id);
       pending.push(c);
       state.added++;
@@ -285,7 +311,7 @@ function diffFamily(
   options: DiffOptions,
 ): FamilyRun {
   const env = classEnv(node, options, family);
-  const q = classQueue(options.maxClasses ?? 200_000);
+  const q = classQueue(options.maxClasses ?? DEFAULT_MAX_CLASSES);
   if (changed.size) {
     // The packets whose fate can change: those that reach a changed chain in a state its two versions
     // answer differently (region.ts); every other packet meets the same rules on both sides.
@@ -333,7 +359,7 @@ function diffNft(
   if (!chainChanges.length) return [];
   return nftFamilies([oldRs, newRs]).map(family => {
     const env = classEnv(node, options, family);
-    const q = classQueue(options.maxClasses ?? 200_000);
+    const q = classQueue(options.maxClasses ?? DEFAULT_MAX_CLASSES);
     for (const from of ['outside', 'local'] as const) {
       const box = wholeBox(family, from, {});
       const input = boxInput(family, box, null, {});
@@ -357,7 +383,12 @@ function explore(
 ): FamilyRun {
   const { pending } = q;
   const family = env.family;
-  const maxClasses = options.maxClasses ?? 200_000;
+  const maxClasses = options.maxClasses ?? DEFAULT_MAX_CLASSES;
+  const maxRetained = options.maxRetained ?? DEFAULT_MAX_RETAINED;
+  // Equal fates and rule lists are kept once (retain.ts): a change every Service crosses repeats them.
+  const shared = new Shared();
+  let weight = 0;
+  let stopped: FamilyRun['stopped'] = null;
   const warnings: string[] = [];
   const changes: ClassChange[] = [];
   const boxes = new Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>();
@@ -370,6 +401,10 @@ function explore(
       for (const e of o.events) if (e.kind === 'chain') into.add(`${side} ${e.table} ${e.chain}`);
   };
   while (pending.length) {
+    if (weight > maxRetained) {
+      stopped = { changes: changes.length, waiting: pending.length };
+      break;
+    }
     const c = pending.pop()!;
     const opts = { node, explain: false, recent: c.affinity };
     const a = tracePacket(oldRs, c.input, opts);
@@ -435,26 +470,29 @@ function explore(
         changed,
         [...oldRules, ...newRules],
       ),
-      aspects,
-      old: oldF,
-      new: newF,
-      oldRules,
-      newRules,
+      aspects: shared.share(aspects),
+      old: shared.share(oldF),
+      new: shared.share(newF),
+      oldRules: shared.share(oldRules),
+      newRules: shared.share(newRules),
       approximate,
     };
+    weight += weightOf(change);
     changes.push(change);
     if (c.box && !approximate) boxes.set(change, { box: c.box, input: c.input, affinity: c.affinity });
   }
-  dropRedundant(changes, boxes, family);
-  mergeAdjacent(changes, boxes, env);
-  dropRedundant(changes, boxes, family);
+  const key = (c: ClassChange) => sharedChangeKey(shared, c);
+  dropRedundant(changes, boxes, family, key);
+  mergeAdjacent(changes, boxes, env, key);
+  dropRedundant(changes, boxes, family, key);
   canonical(changes, boxes, env);
   for (let i = 0; i < changes.length; i++) changes[i] = withNodeLabel(changes[i]!, node);
   return {
     env,
     changes,
-    traced: q.state.added,
-    limited: q.state.limited,
+    traced: q.state.added - (stopped?.waiting ?? 0),
+    refused: q.state.refused,
+    stopped,
     approxClasses,
     openReasons,
     entered,
@@ -496,11 +534,6 @@ function canonical(
   });
 }
 
-/** What makes two changes alike: the same group, aspects, fates and responsible rules. */
-function changeKey(c: ClassChange): string {
-  return JSON.stringify([c.group, c.aspects, c.old, c.new, c.oldRules.map(r => r.line), c.newRules.map(r => r.line)]);
-}
-
 /**
  * Changes that add nothing: a box listed twice (a witness and a cross-product class can coincide), and a
  * sampled packet that lies in a proven box which changed the same way.
@@ -509,6 +542,7 @@ function dropRedundant(
   changes: ClassChange[],
   boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>,
   family: 4 | 6,
+  changeKey: (c: ClassChange) => string,
 ): void {
   const seen = new Set<string>();
   const proven = new Map<string, Box[]>();
@@ -552,6 +586,7 @@ function mergeAdjacent(
   changes: ClassChange[],
   boxes: Map<ClassChange, { box: Box; input: PacketInput; affinity: readonly string[] }>,
   env: ClassEnv,
+  changeKey: (c: ClassChange) => string,
 ): void {
   const key = (c: ClassChange) =>
     JSON.stringify([
@@ -635,6 +670,7 @@ function assemble(
   approximations: string[],
   warnings: string[],
   unexplored: DiffRuleRef[],
+  partial: boolean,
 ): Omit<DiffReport, 'headlines'> {
   const key = (k: DiffGroupKey) => (k.kind === 'service' ? `0 ${k.name}` : `1 ${k.table} ${k.chain}`);
   const changes = unordered
@@ -654,7 +690,12 @@ function assemble(
     identical: changes.length === 0 && approximations.length === 0,
     proven: approximations.length === 0,
     verdict: changes.length ? 'changed' : approximations.length ? 'no-change-found' : 'identical',
-    summary: summaryLine(changes.length, services.length, changes.length === 0 && approximations.length > 0),
+    summary: summaryLine(
+      changes.length,
+      services.length,
+      changes.length === 0 && approximations.length > 0,
+      partial && changes.length > 0,
+    ),
     changedChains: chainChanges,
     classesTraced: traced,
     changes,
