@@ -84,6 +84,11 @@ export function dumpNodeFromManifests(
   return found.inferred;
 }
 
+/** The manifests were read only in part: said before any answer drawn from them. */
+function partialLine(partial: string): string {
+  return `⚠ partial manifests: ${partial}; objects past that line are missing from this answer (a Service there has no rules here)`;
+}
+
 function predictionLines(model: ClusterModel): string[] {
   return model.predictions.map(p => `predicted: ${p.subject} ${p.field} = ${p.value} (${p.reason})`);
 }
@@ -135,6 +140,7 @@ export function synthCommand(argv: string[], io: Io): number {
   });
   const header = [
     `${mode.wording.headline(model)}, node ${nodeName}, from ${positionals.join(' ')}`,
+    ...(model.partial ? [partialLine(model.partial)] : []),
     ...predictionLines(model),
     ...out.notes,
   ].join('\n');
@@ -176,6 +182,7 @@ export function traceManifests(
           node: v.node,
           mode: v.mode,
           hops: v.hops,
+          partial: v.partial,
           predictions: model.predictions.map(p => ({
             subject: p.subject,
             field: p.field,
@@ -188,6 +195,7 @@ export function traceManifests(
     }
     if (!first) io.out('');
     first = false;
+    if (v.partial) io.out(partialLine(v.partial));
     for (const h of v.hops)
       io.out(`${h.kind === 'client' ? 'from' : '  →'} ${h.name}${h.address ? ` (${h.address})` : ''}: ${h.reason}`);
     const note = proxyMode(v.mode)?.wording.traceNote(model, v.node);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT } from '../helpers/fixtures.ts';
+import { ROOT, tempFile } from '../helpers/fixtures.ts';
 import { cli } from '../helpers/cli.ts';
 
 const SEED3 = join(ROOT, 'examples', 'seed-003');
@@ -65,5 +65,41 @@ describe('packetlens trace --manifests', () => {
     const r = cli('trace', '--manifests', SEED3, '--packet', 'tcp 172.18.0.100 -> 10.200.1.11:80');
     assert.equal(r.code, 2);
     assert.match(r.err.join('\n'), /cannot tell which node receives a packet to 10\.200\.1\.11 .*give --node/);
+  });
+});
+
+describe('partial manifests (the reader stopped at its budget)', () => {
+  // Deployments asking for 100,000 replicas each spend the reader's budget (an entry per replica): the
+  // second is not read, nor what follows it.
+  const deployment = (name: string) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${name}}\nspec: {replicas: 100000, template: {metadata: {labels: {app: ${name}}}}}\n`;
+  const text = [
+    `apiVersion: v1\nkind: Service\nmetadata: {name: early}\nspec: {clusterIP: 10.96.0.20, ports: [{port: 80}]}\n`,
+    deployment('a'),
+    deployment('b'),
+    deployment('c'),
+    `apiVersion: v1\nkind: Service\nmetadata: {name: late}\nspec: {clusterIP: 10.96.0.30, ports: [{port: 80}]}\n`,
+  ].join('---\n');
+  const file = tempFile('partial.yaml', text);
+
+  it('synth says so in its header', () => {
+    const r = cli('synth', file);
+    assert.equal(r.code, 0, r.err.join('\n'));
+    assert.match(
+      r.out.join('\n'),
+      /^# ⚠ partial manifests: .*partial\.yaml: the manifests hold more than the reader's budget of 160000 entries .*; 2 objects were read and the rest, from line 11, was not read: the answer is partial; objects past that line are missing/m,
+    );
+    assert.ok(
+      r.err.some(l => /input-too-large|was not read/.test(l)),
+      r.err.join('\n'),
+    );
+  });
+
+  it('trace --manifests says so before its answer, in text and JSON, for a Service past the cut too', () => {
+    const r = cli('trace', '--manifests', file, '--packet', 'tcp 10.0.0.5 -> 10.96.0.30:80');
+    assert.equal(r.code, 0, r.err.join('\n'));
+    assert.match(r.out[0]!, /^⚠ partial manifests: .*from line 11, was not read: the answer is partial/);
+    const j = cli('trace', '--manifests', file, '--packet', 'tcp 10.0.0.5 -> 10.96.0.20:80', '--json');
+    assert.match((JSON.parse(j.out[0]!) as { partial: string }).partial, /from line 11, was not read/);
   });
 });

@@ -46,6 +46,8 @@ export interface ManifestTrace {
   /** IPVS mode: the node's `ipvsadm -Ln` and `ipset save` text; null in other modes. */
   readonly ipvsadm: string | null;
   readonly ipsets: string | null;
+  /** The manifests were read only in part (`ClusterModel.partial`): this answer may miss what was not read. */
+  readonly partial: string | null;
 }
 
 export interface ManifestTraceOptions {
@@ -319,6 +321,7 @@ export function traceFromManifests(
       sideFiles: setup.sideFiles,
       ipvsadm: setup.ipvsadm,
       ipsets: setup.ipsets,
+      partial: model.partial ?? null,
     },
   };
 }

@@ -29,6 +29,53 @@ import type {
 export interface ManifestSet {
   readonly objects: KubeObject[];
   readonly diagnostics: FileDiagnostic[];
+  /**
+   * Set when reading stopped at a limit (`MANIFEST_BUDGET`, `YAML_PACKAGE_MAX_CHARS`): what was read and
+   * what was not, in one sentence that every answer built from these objects must carry.
+   */
+  readonly partial?: string | null;
+}
+
+/**
+ * The reader's budget, in entries: one per object, plus one per Service port, per endpoint, per container
+ * port and per replica a workload asks for — what the cluster model, the synthesized rules and the traces
+ * grow with. Counted here because the engine also runs in a browser (no `process.memoryUsage`). Chosen from
+ * measurement (docs/bad-inputs.md, Manifests): 100 MB of manifests of any shape measured stays under 1 GB
+ * peak in `synth`, `trace --manifests` and the editor's manifests worker, and the bench's 10k Services × 10
+ * endpoints (140,001 entries) is read whole.
+ */
+export const MANIFEST_BUDGET = 160_000;
+
+/**
+ * Text the fast reader cannot read goes to the `yaml` package, which holds about 100 bytes per byte of text
+ * while parsing (15 MB: 1.7 GB); past this many characters of such a file only its documents that start
+ * before it are read.
+ */
+export const YAML_PACKAGE_MAX_CHARS = 4 * 1024 * 1024;
+
+/** Thrown inside the reader when the budget runs out; caught by `readManifests`. */
+class BudgetSpent {}
+const BUDGET_SPENT = new BudgetSpent();
+
+/** An object's entries for `MANIFEST_BUDGET`. */
+function entries(o: KubeObject): number {
+  switch (o.kind) {
+    case 'Service':
+      return 1 + o.ports.length;
+    case 'EndpointSlice':
+    case 'Endpoints':
+      return 1 + o.endpoints.length + o.ports.length;
+    case 'Pod':
+      return 1 + o.containerPorts.length;
+    case 'Deployment':
+    case 'ReplicaSet':
+    case 'StatefulSet':
+    case 'DaemonSet':
+    case 'ReplicationController':
+      return 1 + Math.max(0, o.replicas) * (1 + o.containerPorts.length);
+    default:
+      return 1;
+  }
 }
 
 /** A toleration of the control-plane taint (`node-role.kubernetes.io/…`, or `operator: Exists` without a key). */
@@ -50,15 +97,43 @@ function isList(o: Y): boolean {
 class Reader {
   readonly objects: KubeObject[] = [];
   readonly diagnostics: FileDiagnostic[] = [];
-  constructor(private readonly fastYaml = true) {}
+  partial: string | null = null;
+  /** Entries read so far (`MANIFEST_BUDGET`). */
+  private spent = 0;
+  constructor(
+    private readonly fastYaml = true,
+    private readonly budget = MANIFEST_BUDGET,
+    private readonly yamlMaxChars = YAML_PACKAGE_MAX_CHARS,
+  ) {}
+
+  /** Reading stopped: the diagnostic at `loc`, and the sentence every answer carries. */
+  private stop(loc: Loc, why: string): void {
+    const line = loc.range.start.line + 1;
+    this.partial = `${loc.file}: ${why}; ${this.objects.length} objects were read and the rest, from line ${line}, was not read: the answer is partial`;
+    this.report(loc, 'input-too-large', this.partial);
+  }
 
   report(loc: Loc, code: DiagnosticCode, message: string, severity: Severity = 'error'): void {
     this.diagnostics.push({ file: loc.file, code, severity, message: clipWords(message), range: loc.range });
   }
 
-  readText(text: string, file: string): void {
-    if (this.fastYaml && this.readFast(text, file)) return;
+  readText(whole: string, file: string): void {
+    if (this.fastYaml && this.readFast(whole, file)) return;
     const lines = new LineCounter();
+    const cut = whole.length > this.yamlMaxChars ? documentStartBefore(whole, this.yamlMaxChars) : whole.length;
+    const text = cut < whole.length ? whole.slice(0, cut) : whole;
+    this.readWithYaml(text, file, lines);
+    if (cut < whole.length) {
+      const at = lineAt(whole, cut);
+      this.stop(
+        { file, range: { start: { line: at, character: 0 }, end: { line: at, character: 0 } } },
+        `this file is YAML the fast reader does not read (anchors, tags, multi-line scalars…) and larger than the limit of ${this.yamlMaxChars / 1048576} MB for such files`,
+      );
+      throw BUDGET_SPENT;
+    }
+  }
+
+  private readWithYaml(text: string, file: string, lines: LineCounter): void {
     let docs;
     try {
       docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, strict: false });
@@ -172,7 +247,21 @@ class Reader {
     if (o.ctx.exhausted) {
       this.objects.length = objects;
       this.diagnostics.length = diagnostics;
+      return;
     }
+    let spent = 0;
+    for (let i = objects; i < this.objects.length; i++) spent += entries(this.objects[i]!);
+    if (this.spent + spent > this.budget) {
+      // The object that does not fit is dropped whole, as above, and reading stops here.
+      this.objects.length = objects;
+      this.diagnostics.length = diagnostics;
+      this.stop(
+        o.loc,
+        `the manifests hold more than the reader's budget of ${this.budget} entries (an entry is an object, a Service port, an endpoint, a container port or a replica)`,
+      );
+      throw BUDGET_SPENT;
+    }
+    this.spent += spent;
   }
 
   private readKind(o: Y, kind: string | null, apiVersion: string): void {
@@ -659,10 +748,39 @@ class Reader {
 /** Reads manifest files given as `{file, text}` (the caller does the I/O). */
 export function readManifests(
   files: readonly { file: string; text: string }[],
-  /** `fastYaml: false` reads everything through the `yaml` package (tests compare the two). */
-  options: { fastYaml?: boolean } = {},
+  /**
+   * `fastYaml: false` reads everything through the `yaml` package (tests compare the two); `budget` and
+   * `yamlMaxChars` replace `MANIFEST_BUDGET` and `YAML_PACKAGE_MAX_CHARS` (tests).
+   */
+  options: { fastYaml?: boolean; budget?: number; yamlMaxChars?: number } = {},
 ): ManifestSet {
-  const r = new Reader(options.fastYaml ?? true);
-  for (const f of files) r.readText(f.text, f.file);
-  return { objects: r.objects, diagnostics: r.diagnostics };
+  const r = new Reader(options.fastYaml ?? true, options.budget, options.yamlMaxChars);
+  try {
+    for (const f of files) r.readText(f.text, f.file);
+  } catch (e) {
+    // The budget ran out: later files are not read either (the diagnostic says so).
+    if (e !== BUDGET_SPENT) throw e;
+  }
+  return { objects: r.objects, diagnostics: r.diagnostics, partial: r.partial };
+}
+
+/**
+ * The start of the last document that begins before `limit`: a `---` line (a document marker is always one
+ * at column 0, YAML 1.2 §9.1, so it cannot be inside a scalar). 0 when the first document runs past the limit.
+ */
+function documentStartBefore(text: string, limit: number): number {
+  let at = text.lastIndexOf('\n---', limit);
+  while (at >= 0) {
+    const c = text[at + 4];
+    if (c === undefined || c === '\n' || c === ' ' || c === '\r' || c === '\t') return at + 1;
+    at = text.lastIndexOf('\n---', at - 1);
+  }
+  return 0;
+}
+
+/** The 0-based line of an offset. */
+function lineAt(text: string, offset: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) n++;
+  return n;
 }

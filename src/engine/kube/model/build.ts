@@ -21,7 +21,7 @@ import type {
   WorkloadM,
 } from '../manifest/types.ts';
 import type { Loc } from '../manifest/yaml-node.ts';
-import { allocateClusterIP, allocatePort, nthPodCIDR, nthPodIP, poolAddresses } from './predict.ts';
+import { clusterIPAllocator, nthPodCIDR, nthPodIP, poolAddresses, portAllocator } from './predict.ts';
 import type {
   ClusterModel,
   EndpointInfo,
@@ -147,6 +147,7 @@ class Builder {
       metallb: { pools, l2: ads, bgp },
       predictions: this.predictions,
       diagnostics: this.diagnostics,
+      partial: this.set.partial ?? null,
     };
   }
 
@@ -389,6 +390,8 @@ class Builder {
         .filter((p): p is number => p !== null),
     );
     const usedLB = new Set<string>(services.flatMap(s => s.lbIngress.map(i => i.ip)));
+    const allocateClusterIP = clusterIPAllocator(serviceCIDR, usedIPs);
+    const allocatePort = portAllocator(usedPorts);
     const slices = (this.of('EndpointSlice') as EndpointSliceM[]).concat(this.of('Endpoints') as EndpointSliceM[]);
     const slicesByService = new Map<string, EndpointSliceM[]>();
     for (const s of slices) {
@@ -410,7 +413,7 @@ class Builder {
       let clusterIP = svc.clusterIP ? normalizeIP(svc.clusterIP) : null;
       let ipPredicted = false;
       if (!clusterIP && this.predictOn) {
-        clusterIP = allocateClusterIP(serviceCIDR, usedIPs);
+        clusterIP = allocateClusterIP();
         ipPredicted = clusterIP !== null;
         if (clusterIP)
           this.predict(
@@ -437,7 +440,7 @@ class Builder {
         const wantsNodePort =
           svc.type === 'NodePort' || (svc.type === 'LoadBalancer' && svc.allocateLoadBalancerNodePorts);
         if (wantsNodePort && nodePort === null && this.predictOn) {
-          nodePort = allocatePort(usedPorts);
+          nodePort = allocatePort();
           npPredicted = nodePort !== null;
           if (nodePort !== null)
             this.predict(
@@ -531,6 +534,37 @@ class Builder {
     return null;
   }
 
+  /** Pods by one label's value, per pod list and label key (built when a selector first uses the key). */
+  private readonly podIndex = new WeakMap<PodInfo[], Map<string, Map<string, PodInfo[]>>>();
+
+  /**
+   * The pods that can match a selector, in their order: those with its first label. Filtering every pod per
+   * Service made 25k Services over 75k pods billions of comparisons.
+   */
+  private candidates(pods: PodInfo[], selector: Readonly<Record<string, string>>): PodInfo[] {
+    let byKey = this.podIndex.get(pods);
+    if (!byKey) this.podIndex.set(pods, (byKey = new Map()));
+    let first: string | undefined;
+    for (const k in selector) {
+      first = k;
+      break;
+    }
+    if (first === undefined) return [];
+    let byValue = byKey.get(first);
+    if (!byValue) {
+      byValue = new Map();
+      for (const p of pods) {
+        const v = p.labels[first];
+        if (v === undefined) continue;
+        const list = byValue.get(v);
+        if (list) list.push(p);
+        else byValue.set(v, [p]);
+      }
+      byKey.set(first, byValue);
+    }
+    return byValue.get(selector[first]!) ?? [];
+  }
+
   private endpointsFor(
     svc: ServiceM,
     port: ServicePortM,
@@ -564,7 +598,9 @@ class Builder {
       };
     }
     if (!svc.selector) return { endpoints: [], source: 'none' };
-    const matching = pods.filter(p => p.namespace === svc.namespace && selects(svc.selector!, p.labels));
+    const matching = this.candidates(pods, svc.selector).filter(
+      p => p.namespace === svc.namespace && selects(svc.selector!, p.labels),
+    );
     if (matching.length === 0) {
       this.warn(
         svc.fieldLocs.selector ?? svc.loc,

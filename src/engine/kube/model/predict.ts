@@ -28,29 +28,40 @@ export function* poolAddresses(entry: string, avoidBuggyIPs: boolean): Generator
   }
 }
 
-/** The lowest free address of a Service CIDR from offset 11 (kubeadm reserves .1 and .10). */
-export function allocateClusterIP(cidr: string, used: Set<string>): string | null {
+/**
+ * The lowest free address of a Service CIDR from offset 11 (kubeadm reserves .1 and .10), one call per
+ * Service. `used` only grows, so every address below the last one handed out stays taken: the search resumes
+ * there (searching from 11 each time made 100k Services without a clusterIP quadratic, minutes of CPU).
+ */
+export function clusterIPAllocator(cidr: string, used: Set<string>): () => string | null {
   const net: Net | null = parseNet(cidr);
-  if (!net || net.v !== 4) return null;
-  const size = (~net.mask >>> 0) + 1;
-  for (let off = 11; off < size - 1; off++) {
-    const ip = formatIPv4((net.n + off) >>> 0);
-    if (!used.has(ip)) {
-      used.add(ip);
-      return ip;
+  let off = 11;
+  return () => {
+    if (!net || net.v !== 4) return null;
+    const size = (~net.mask >>> 0) + 1;
+    for (; off < size - 1; off++) {
+      const ip = formatIPv4((net.n + off) >>> 0);
+      if (!used.has(ip)) {
+        used.add(ip);
+        return ip;
+      }
     }
-  }
-  return null;
+    return null;
+  };
 }
 
-export function allocatePort(used: Set<number>, from = 30000, to = 32767): number | null {
-  for (let p = from; p <= to; p++) {
-    if (!used.has(p)) {
-      used.add(p);
-      return p;
+/** The lowest free NodePort of 30000-32767, resuming where the last call stopped (as above). */
+export function portAllocator(used: Set<number>, from = 30000, to = 32767): () => number | null {
+  let p = from;
+  return () => {
+    for (; p <= to; p++) {
+      if (!used.has(p)) {
+        used.add(p);
+        return p;
+      }
     }
-  }
-  return null;
+    return null;
+  };
 }
 
 /** The n-th (0-based) /24 of a pod subnet, as kube-controller-manager's range allocator hands them out. */

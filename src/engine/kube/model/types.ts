@@ -108,4 +108,9 @@ export interface ClusterModel {
   };
   readonly predictions: readonly Prediction[];
   readonly diagnostics: readonly FileDiagnostic[];
+  /**
+   * The reader stopped at a limit (`ManifestSet.partial`): the objects past it are not in this model, so an
+   * answer about them (a Service that is "not there") would be wrong. Every answer from the model says so.
+   */
+  readonly partial?: string | null;
 }
