@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { diffRulesets, parseIptables } from '../../src/engine/api.ts';
+import { diffRulesets, formatDiffText, parseIptables } from '../../src/engine/api.ts';
 import { generateKubeProxyDump } from '../../bench/generate.ts';
 import { masqBit, masqBitBoth } from '../../bench/diff-variants.ts';
 import { cli } from '../helpers/cli.ts';
@@ -43,6 +43,24 @@ describe('diff budgets', () => {
       }
     }
     assert.ok(pairs > 0, 'some classes fare alike');
+  });
+
+  it('the text view shows a few Services that changed alike in full and names the rest in one line', () => {
+    const report = compare(masqBit(base));
+    const lines = formatDiffText(report).split('\n');
+    const full = lines.filter(l => /^Service \S+ {2}\(\d+ class(es)?\)$/.test(l));
+    assert.equal(full.length, 3, full.join('\n'));
+    const folded = lines.find(l => l.startsWith('and 9 more groups'));
+    assert.match(
+      folded ?? '',
+      /^and 9 more groups \(\d+ classes\) changed in the same aspects \[snat, masquerade\] by the same rules as the ones above: Service ns\d+\/svc-\d+:http, /,
+    );
+    // Every Service is named once: shown in full or in the folded line.
+    for (const s of report.services)
+      assert.ok(
+        lines.some(l => l.includes(`Service ${s}`)),
+        s,
+      );
   });
 
   it('past the class budget the report is approximate and says how many classes were not traced', () => {

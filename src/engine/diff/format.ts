@@ -64,6 +64,27 @@ function bundles(report: DiffReport, indexes: readonly number[], text = keyCache
   return [...byKey.values()];
 }
 
+/** Groups shown in full per kind of change in the text view; the rest are named in one line. */
+export const FOLD_AFTER = 3;
+const FOLDED_NAMES = 20;
+
+/** Groups that changed alike (same aspects, same responsible rules, bundle by bundle) beyond `FOLD_AFTER`. */
+interface Fold {
+  shown: number;
+  readonly more: string[];
+  classes: number;
+  readonly aspects: readonly string[];
+}
+
+/** What a group's changes are, without the packets and fates that differ between Services. */
+function signature(all: readonly Bundle[]): string {
+  const lines = (rules: readonly DiffRuleRef[]) => rules.map(r => `${r.file}:${r.line}`).join(',');
+  return all
+    .map(b => `${b.first.aspects.join(',')}|${lines(b.first.oldRules)}|${lines(b.first.newRules)}`)
+    .sort()
+    .join(' ');
+}
+
 function ruleRefText(r: DiffRuleRef): string {
   return `${r.file}:${r.line}  ${r.table} ${r.chain} #${r.rule}  ${r.text}`;
 }
@@ -101,9 +122,23 @@ export function formatDiffText(report: DiffReport): string {
         : 'behaviour is identical',
     );
   else if (!report.changes.length) out.push(noChangeText(report));
+  const text = keyCache();
+  const folds = new Map<string, Fold>();
   for (const g of report.groups) {
+    const all = bundles(report, g.changes, text);
+    // A change every Service crosses (KUBE-MARK-MASQ) changes a thousand Services alike: the first few
+    // are shown in full, the rest named in one line each kind (headlines.ts says what each one does).
+    const sig = signature(all);
+    const fold = folds.get(sig) ?? { shown: 0, more: [], classes: 0, aspects: all[0]?.first.aspects ?? [] };
+    folds.set(sig, fold);
+    if (fold.shown >= FOLD_AFTER) {
+      fold.more.push(g.title);
+      fold.classes += g.changes.length;
+      continue;
+    }
+    fold.shown++;
     out.push('', `${g.title}  (${g.changes.length} class${g.changes.length === 1 ? '' : 'es'})`);
-    for (const b of bundles(report, g.changes)) {
+    for (const b of all) {
       const c = b.first;
       out.push(`  ${c.class.packet}  [${c.aspects.join(', ')}]${c.approximate ? '  (approximate)' : ''}`);
       if (b.others.length)
@@ -129,6 +164,14 @@ export function formatDiffText(report: DiffReport): string {
         rules.forEach((r, i) => out.push(`    ${i === 0 ? label : '         '}  ${ruleRefText(r)}`));
       }
     }
+  }
+  for (const f of folds.values()) {
+    if (!f.more.length) continue;
+    const names = f.more.slice(0, FOLDED_NAMES).join(', ');
+    out.push(
+      '',
+      `and ${f.more.length} more ${f.more.length === 1 ? 'group' : 'groups'} (${f.classes} class${f.classes === 1 ? '' : 'es'}) changed in the same aspects [${f.aspects.join(', ')}] by the same rules as the ones above: ${names}${f.more.length > FOLDED_NAMES ? `, … (${f.more.length - FOLDED_NAMES} more; --json lists every class)` : ''}`,
+    );
   }
   if (report.approximations.length) out.push('', ...report.approximations.map(a => `approximate: ${a}`));
   for (const r of report.unexplored ?? []) out.push(`not explored: ${ruleRefText(r)}`);

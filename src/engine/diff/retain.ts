@@ -14,7 +14,7 @@ import type { ClassChange } from './types.ts';
 /** Changed classes a report keeps at most, weighed by their fates and rules (`weightOf`), by default. */
 export const DEFAULT_MAX_RETAINED = 500_000;
 /** Packet classes a comparison traces at most, by default. */
-export const DEFAULT_MAX_CLASSES = 20_000;
+export const DEFAULT_MAX_CLASSES = 10_000;
 
 /**
  * A change's share of the report: one for the class, one per fate on either side and per responsible rule.
