@@ -40,6 +40,7 @@ export type {
   NftVmap,
 } from './nftables/ast.ts';
 export { tracePacket, probabilitySums, type TraceOptions, type TraceResult } from './eval/trace.ts';
+export { prepareTraceSteps } from './eval/warm.ts';
 export { parsePacketText, packetFromJson, describePacketInput, type PacketInput } from './eval/packet-spec.ts';
 export type {
   Trace,

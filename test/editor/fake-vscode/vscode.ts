@@ -100,7 +100,58 @@ export class FakeWebviewPanel {
 
 export const created: FakeWebviewPanel[] = [];
 
+export enum QuickPickItemKind {
+  Separator = -1,
+  Default = 0,
+}
+
+/**
+ * A quick pick the test drives: `type` puts text in the box (as a keystroke does; the rows the workbench
+ * shows, `activeItems`, change only when the test says so), `accept` is Enter, `hide` Escape.
+ */
+export class FakeQuickPick<T> {
+  title = '';
+  placeholder = '';
+  matchOnDescription = true;
+  value = '';
+  items: readonly T[] = [];
+  activeItems: readonly T[] = [];
+  selectedItems: readonly T[] = [];
+  shown = false;
+  disposed = false;
+  private readonly changed = new EventEmitter<string>();
+  private readonly accepted = new EventEmitter<void>();
+  private readonly hidden = new EventEmitter<void>();
+  readonly onDidChangeValue = this.changed.event;
+  readonly onDidAccept = this.accepted.event;
+  readonly onDidHide = this.hidden.event;
+  show(): void {
+    this.shown = true;
+  }
+  dispose(): void {
+    this.disposed = true;
+  }
+  type(value: string): void {
+    this.value = value;
+    this.changed.fire(value);
+  }
+  accept(): void {
+    this.accepted.fire();
+  }
+  hide(): void {
+    this.hidden.fire();
+  }
+}
+
+/** Quick picks created through the API, in order. */
+export const quickPicks: FakeQuickPick<unknown>[] = [];
+
 export const window = {
+  createQuickPick<T>(): FakeQuickPick<T> {
+    const qp = new FakeQuickPick<T>();
+    quickPicks.push(qp as FakeQuickPick<unknown>);
+    return qp;
+  },
   createWebviewPanel(viewType: string, title: string, show?: { viewColumn?: ViewColumn }): FakeWebviewPanel {
     const p = new FakeWebviewPanel(viewType, title);
     p.column = show?.viewColumn ?? null;
@@ -173,6 +224,8 @@ export class FakeTextDocument {
 }
 
 export const workspace = {
+  /** The open documents (a test puts its own here). */
+  textDocuments: [] as FakeTextDocument[],
   fs: {
     stat(): Promise<never> {
       return Promise.reject(new Error('no file system in the fake'));
