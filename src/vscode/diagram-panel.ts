@@ -38,15 +38,20 @@ export class DiagramPanel extends PanelHost implements vscode.WebviewPanelSerial
   }
 
   /**
-   * Opens the panel with `message` before a trace's answer, when it is not open yet: creating a webview and
-   * loading its script takes the browser hundreds of milliseconds, which then overlap the trace. Returns
-   * whether it opened the panel.
+   * Opens the panel with `message` before a trace's answer, when it shows no trace yet: creating a webview
+   * and loading its script takes the browser hundreds of milliseconds, which then overlap the user typing
+   * the packet and the trace. Returns whether the panel shows `message` (then the caller's answer follows).
    */
   openFor(message: string, focus: boolean): boolean {
-    if (this.panel) return false;
+    if (this.panel && this.uri) return false;
     this.ensure(focus);
     this.post({ type: 'busy', message });
     return true;
+  }
+
+  /** Closes the panel if it shows no trace (it was opened for a packet that was not given). */
+  closeUnused(): void {
+    if (this.panel && !this.uri) this.panel.dispose();
   }
 
   /** Draws a trace; `uri` is the dump its rule lines are in (for a trace from manifests: the node's synthesized rules). */

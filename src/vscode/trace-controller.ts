@@ -100,18 +100,29 @@ export class TraceController {
         ? `No packet found that reaches ${chain}: type one`
         : `Trace a packet that reaches ${chain}`
       : `Trace a packet through ${fileName(a.uri)}`;
+    // The diagram's panel opens beside the dump while the packet is typed: its webview loads meanwhile, so
+    // the trace is drawn as soon as it is answered. Cancelled, it closes again.
+    const panelOpened =
+      settings.openDiagram &&
+      (this.panel?.openFor(`Type a packet to trace through ${fileName(a.uri)}.`, false) ?? false);
     const packet = await askPacket(
       dumpPacketSource(a, chain && reaching ? { chain, reaching } : null),
       title,
       initial,
       history,
     );
-    if (!packet) return;
+    if (!packet) {
+      if (panelOpened) this.panel?.closeUnused();
+      return;
+    }
     timing(() => `trace of ${packet} accepted at ${Date.now()}`);
-    await this.memento.update(HISTORY_KEY, pushHistory(history, packet));
+    // The history is saved while the packet is traced (a round trip to the workbench's storage the trace
+    // need not wait for).
+    const saved = this.memento.update(HISTORY_KEY, pushHistory(history, packet));
     // The diagram opens beside the dump without taking the focus: the dump's CodeLens and highlights
     // update at once and the keyboard stays in the editor.
     await this.run(a, packet, false);
+    await saved;
   }
 
   /**
