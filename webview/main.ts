@@ -127,6 +127,7 @@ window.addEventListener('message', (event: MessageEvent<ExtensionToWebview>) => 
     save();
     draw();
     document.body.dataset['drawnAt'] = String(Date.now());
+    vscode.postMessage({ type: 'drawn', packet: m.model.packet });
   } else if (m.type === 'diff') {
     model = null;
     vscode.setState(m.state);

@@ -277,7 +277,9 @@ export type WebviewToExtension =
   /** The drawn graph, to save: SVG text, or PNG as base64. */
   | { readonly type: 'export'; readonly format: 'svg' | 'png'; readonly data: string }
   /** The diff report as the CLI's --markdown, to copy. */
-  | { readonly type: 'copyMarkdown' };
+  | { readonly type: 'copyMarkdown' }
+  /** The flow diagram of this packet is drawn (the editor's heavier updates for a big trace follow it). */
+  | { readonly type: 'drawn'; readonly packet: string };
 
 /** Largest export the extension accepts from the webview (characters). */
 export const MAX_EXPORT_CHARS = 64 * 1024 * 1024;
@@ -317,6 +319,8 @@ export function isWebviewToExtension(x: unknown): x is WebviewToExtension {
       );
     case 'reveal':
       return typeof x.line === 'number' && Number.isInteger(x.line) && x.line >= 0;
+    case 'drawn':
+      return typeof x.packet === 'string' && x.packet.length <= 4096;
     case 'retrace':
       return isPacketFields(x.fields);
     case 'traceClass':

@@ -24,6 +24,8 @@ export interface PanelHandlers {
 
 export class DiagramPanel extends PanelHost implements vscode.WebviewPanelSerializer {
   private uri: vscode.Uri | null = null;
+  /** Who waits for the webview to say it drew a packet's diagram. */
+  private drawnWaiters: { packet: string; resolve(): void }[] = [];
   private origin: TraceOrigin = 'dump';
 
   constructor(
@@ -63,6 +65,23 @@ export class DiagramPanel extends PanelHost implements vscode.WebviewPanelSerial
     this.post({ type: 'model', model, uri: uri.toString(), origin });
   }
 
+  /**
+   * Resolves when the webview says it drew `packet`'s diagram, or after `ms` (a hidden webview draws
+   * nothing), or when the panel closes.
+   */
+  drawn(packet: string, ms: number): Promise<void> {
+    return new Promise(resolve => {
+      const w = { packet, resolve: () => done() };
+      const timer = setTimeout(() => done(), ms);
+      const done = () => {
+        clearTimeout(timer);
+        this.drawnWaiters = this.drawnWaiters.filter(x => x !== w);
+        resolve();
+      };
+      this.drawnWaiters.push(w);
+    });
+  }
+
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     this.adopt(panel);
     if (isPanelState(state)) {
@@ -74,9 +93,14 @@ export class DiagramPanel extends PanelHost implements vscode.WebviewPanelSerial
 
   protected override onClosed(): void {
     this.uri = null;
+    for (const w of this.drawnWaiters.slice()) w.resolve();
   }
 
   protected onMessage(m: Exclude<WebviewToExtension, { type: 'ready' }>): void {
+    if (m.type === 'drawn') {
+      for (const w of this.drawnWaiters.filter(x => x.packet === m.packet)) w.resolve();
+      return;
+    }
     if (!this.uri) return;
     if (m.type === 'reveal') this.handlers.reveal(this.uri, m.line);
     else if (m.type === 'retrace') this.handlers.retrace(this.uri, m.fields, this.origin);

@@ -30,6 +30,9 @@ import { timing, timingOn } from './timing.ts';
 
 /** How long a trace may run in the engine worker before it is stopped. */
 const TRACE_DEADLINE_MS = 10_000;
+/** A trace marking more lines than this draws its diagram before the marks (at most DRAWN_WAIT_MS later). */
+const BIG_TRACE_LINES = 2000;
+const DRAWN_WAIT_MS = 1000;
 
 /** What the command may be given: a file (explorer, editor title), or a dump and a chain (CodeLens). */
 export type TraceArgument =
@@ -191,9 +194,13 @@ export class TraceController {
       return false;
     }
     const t2 = t0 ? Date.now() : 0;
-    if (showDiagram) {
+    let drawn: Promise<void> | null = null;
+    if (showDiagram && this.panel) {
       const model = diagramOf(r.trace, fileName(a.uri), packet);
-      this.panel?.show(model, a.uri, focusDiagram, 'dump');
+      // A trace through a big dump marks thousands of lines: the browser's thread, which the webview
+      // shares, spends hundreds of milliseconds on those marks, so they follow the drawn diagram.
+      drawn = r.verdicts.length > BIG_TRACE_LINES ? this.panel.drawn(packet, DRAWN_WAIT_MS) : null;
+      this.panel.show(model, a.uri, focusDiagram, 'dump');
     }
     timing(() => {
       const now = Date.now();
@@ -201,6 +208,7 @@ export class TraceController {
     });
     // After the panel is shown: VS Code drops a CodeLens refresh that arrives while focus moves away
     // from the editor, so the session (which refreshes CodeLens and highlights) is set last.
+    if (drawn) await drawn;
     this.sessions.set(a.uri, packet, r.trace, a.version, r.verdicts);
     this.revealFirstStep(a.uri, r.trace);
     vscode.window.setStatusBarMessage(`Packet Lens: ${traceSummary(r.trace)} (${r.ms.toFixed(1)} ms)`, 8000);

@@ -297,7 +297,9 @@ async function openTraceBigDump(wb, ctx) {
   const run = traceLines.find(l => l.startsWith(`trace of ${BIG_PACKET} started`));
   const posted = field(run, 'posted at');
   const trace = {
-    total: traceMs,
+    // By the webview's own stamp (the e2e's polling of the frames sees it later).
+    total: Number(webview.drawnAt) - t1,
+    seen: traceMs,
     accepted: accepted - t1,
     extension: posted - accepted,
     run: run ? run.slice(run.indexOf('(') + 1, -1) : 'not logged',
@@ -359,7 +361,7 @@ function editorReport(m) {
     `issue 18 item 5 (the editor on the 320k-rule dump; target first CodeLens ≤ 1.5 s, hover ≤ 50 ms, Trace Packet ≤ 200 ms):`,
     `  hover: ${list(x => x.fromAsked)} ms from the provider being asked to the hover shown (the provider's own answer ${list(x => x.provider)} ms; VS Code asks at half editor.hover.delay, 100 ms in the e2e, and shows nothing before the whole delay); ${list(x => x.mouse)} ms from the mouse stopping`,
     `  hover with editor.hover.delay 0: ${m.hoversNoDelay.map(x => x.mouse).join(', ')} ms from the mouse stopping to the hover shown, ${m.hoversNoDelay.map(x => x.fromAsked).join(', ')} ms from the provider being asked (its own answer ${m.hoversNoDelay.map(x => x.provider).join(', ')} ms)`,
-    `  Trace Packet, the first (its panel opens): ${t.total} ms from Enter to the diagram's 10 outcomes on screen: Enter to the packet accepted ${t.accepted} ms; the extension ${t.extension} ms (${t.run}); posted to received by the webview ${t.received} ms (the webview's script started ${t.webviewLoaded} ms after Enter); drawing ${t.drawn} ms`,
+    `  Trace Packet, the first (its panel opened with the packet input): ${t.total} ms from Enter to the diagram's 10 outcomes drawn (the e2e saw them after ${t.seen} ms): Enter to the packet accepted ${t.accepted} ms; the extension ${t.extension} ms (${t.run}); posted to received by the webview ${t.received} ms (the webview's script started ${t.webviewLoaded} ms after Enter); drawing ${t.drawn} ms`,
     `  Trace Packet, the next (${BIG_PACKET_2}, the panel open): ${t.second.total} ms from Enter to the diagram drawn: Enter to the packet accepted ${t.second.accepted} ms; the extension ${t.second.extension} ms (${t.second.run}); posted to received by the webview ${t.second.received} ms; drawing ${t.second.drawn} ms`,
     l
       ? `  first CodeLens: ${l.fromLines} ms after the editor showed the dump's lines (${l.fromEnter} ms after Quick Open's Enter; VS Code showed the lines after ${l.linesShown} ms and handed the document to the extension after ${l.handed} ms; the extension's parse ${l.parsed} ms after that: ${l.parse}; the lens shown ${l.answeredToShown} ms after the provider answered: ${l.lensLine}) — at line ${l.line}, with editor.largeFileOptimizations off and chainLensMaxChains 1,000,000`

@@ -17,6 +17,7 @@ describe('webview message protocol', () => {
     assert.ok(isWebviewToExtension({ type: 'traceClass', side: 'old', change: 0 }));
     assert.ok(isWebviewToExtension({ type: 'traceClass', side: 'new', change: 17 }));
     assert.ok(isWebviewToExtension({ type: 'revealRule', side: 'new', line: 111 }));
+    assert.ok(isWebviewToExtension({ type: 'drawn', packet: 'tcp 203.0.113.10 -> 10.96.39.15:80' }));
   });
 
   it('rejects anything else', () => {
@@ -36,6 +37,8 @@ describe('webview message protocol', () => {
       { type: 'traceClass', side: 'old', packet: 'tcp 1.2.3.4 -> 5.6.7.8:80' },
       { type: 'revealRule', side: 'new', line: '3' },
       { type: 'revealRule', line: 3 },
+      { type: 'drawn' },
+      { type: 'drawn', packet: 'x'.repeat(5000) },
     ]) {
       assert.equal(isWebviewToExtension(bad), false, JSON.stringify(bad)?.slice(0, 80));
     }
