@@ -26,6 +26,8 @@ COMMIT
 :INPUT ACCEPT [0:0]
 -A INPUT -j REJECT --reject-with nonsense
 -A INPUT -j MARK
+-A INPUT -m comment --comment "open -j ACCEPT
+-A INPUT -m comment --comment "a \\"quoted\\" word" -j REJECT --reject-with nonsense
 COMMIT
 `;
 

@@ -156,4 +156,54 @@ describe('rules as rows', () => {
     });
     assert.equal(rule!.raw, '[3:180] -A INPUT -s 10.0.0.1/32 -j DROP');
   });
+
+  it('a rule goes to its own table’s chain of that name, and to no chain renamed away', () => {
+    // The fast path remembers the previous line's chain (find-target.ts): a new table or a command between
+    // two rules must make it look the name up again.
+    const text = [
+      '*mangle',
+      ':INPUT ACCEPT [0:0]',
+      '-A INPUT -j ACCEPT',
+      'COMMIT',
+      '*filter',
+      ':INPUT ACCEPT [0:0]',
+      ':A - [0:0]',
+      '-A INPUT -j DROP',
+      '-A A -j RETURN',
+      '-E A B',
+      '-A A -j ACCEPT',
+      'COMMIT',
+      '',
+    ].join('\n');
+    const rs = parseIptables(text, { file: 'rules', lazy: true });
+    const lines = (t: string, c: string) =>
+      rs.tables
+        .get(t)!
+        .chains.get(c)
+        ?.rules.map(r => r.line);
+    assert.deepEqual(lines('mangle', 'INPUT'), [2]);
+    assert.deepEqual(lines('filter', 'INPUT'), [7]);
+    assert.deepEqual(lines('filter', 'B'), [8]);
+    assert.deepEqual(lines('filter', 'A'), [10]);
+    assert.deepEqual(
+      rs.diagnostics.map(d => [d.code, d.range.start.line]),
+      [['unknown-chain', 10]],
+    );
+  });
+
+  it('a user chain named like a property of every object is no built-in chain', () => {
+    // DNAT is allowed in nat PREROUTING and OUTPUT and in user chains reached from them
+    // (iptables-nft-restore --test and iptables-legacy-restore --test 1.8.9 accept this file); the check
+    // for built-in chains once asked `name in {PREROUTING: …}`, which is true for `constructor`.
+    const text = [
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':constructor - [0:0]',
+      '-A PREROUTING -j constructor',
+      '-A constructor -p tcp -j DNAT --to-destination 10.0.0.1:80',
+      'COMMIT',
+      '',
+    ].join('\n');
+    assert.deepEqual(parseIptables(text, { file: 'rules' }).diagnostics, []);
+  });
 });

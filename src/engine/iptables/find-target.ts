@@ -15,6 +15,18 @@ export { parseCounters } from './rule-store.ts';
  * the chain and the `-j`/`-g` target by searching the line rather than tokenizing it. Returns false when the
  * line needs the general path (another command, tabs, an undeclared chain, a target hidden among quotes).
  */
+/** What the fast path keeps between lines. */
+export interface FastAppendState {
+  /** A `[pkts:bytes]` prefix that is not one, for the general path to report. */
+  error: string | null;
+  /**
+   * The chain of the previous line's rule: an iptables-save dump writes a chain's rules together, so the
+   * next line's chain is usually this one, found without a lookup. The reader clears it on any line that
+   * is not a fast-path rule (which might add, delete or rename a chain).
+   */
+  chain: IptChain | null;
+}
+
 export function fastAppend(
   line: string,
   lineStart: number,
@@ -23,7 +35,7 @@ export function fastAppend(
   table: Table,
   rows: RuleRows,
   lineNo: number,
-  counterSink: { error: string | null },
+  state: FastAppendState,
 ): boolean {
   let p = k;
   let countersEnd = 0;
@@ -31,7 +43,7 @@ export function fastAppend(
     const close = line.indexOf('] ', p);
     if (close < 0) return false;
     if (!parseCounters(line.slice(p, close + 1))) {
-      counterSink.error = line.slice(p, close + 1);
+      state.error = line.slice(p, close + 1);
       return false;
     }
     countersEnd = close + 1;
@@ -42,8 +54,13 @@ export function fastAppend(
   const nameStart = p + 3;
   let nameEnd = line.indexOf(' ', nameStart);
   if (nameEnd < 0) nameEnd = line.length;
-  const chain = table.chains.get(line.slice(nameStart, nameEnd));
+  const last = state.chain;
+  const chain =
+    last !== null && nameEnd - nameStart === last.name.length && line.startsWith(last.name, nameStart)
+      ? last
+      : table.chains.get(line.slice(nameStart, nameEnd));
   if (!(chain instanceof IptChain)) return false;
+  state.chain = chain;
   let specStart = nameEnd;
   while (line.charCodeAt(specStart) === 32) specStart++;
   const kind = findTargetInText(line, specStart);

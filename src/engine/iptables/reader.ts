@@ -20,7 +20,7 @@ import { argvLimit } from './line-limits.ts';
 import { BOM } from './encoding.ts';
 import { TokenBuffer } from './tokenize.ts';
 import { resolveTable } from './resolve.ts';
-import { fastAppend, parseCounters, unterminatedQuoteMessage } from './find-target.ts';
+import { type FastAppendState, fastAppend, parseCounters, unterminatedQuoteMessage } from './find-target.ts';
 import { type CommandLine, COMMANDS, unknownCommand } from './commands.ts';
 import { IptChain, ruleCountOf } from './rule-node.ts';
 import { RuleRows } from './rule-store.ts';
@@ -42,7 +42,7 @@ export class RestoreReader {
   /** Lines read so far (the 0-based number of the next line). */
   private lineNo = 0;
   private readonly tok = new TokenBuffer();
-  private readonly counterSink: { error: string | null } = { error: null };
+  private readonly fast: FastAppendState = { error: null, chain: null };
   private crlfReported = false;
   private nulReported = false;
 
@@ -170,7 +170,7 @@ export class RestoreReader {
       }
       return;
     }
-    if (this.table && fastAppend(line, this.lineStart, k, c0, this.table, this.rows!, thisLine, this.counterSink)) {
+    if (this.table && fastAppend(line, this.lineStart, k, c0, this.table, this.rows!, thisLine, this.fast)) {
       if (line.length > 2000) this.checkLost(line, thisLine);
       return;
     }
@@ -180,10 +180,11 @@ export class RestoreReader {
   /** A line that needs its words: a chain declaration or a command. */
   private wordsLine(line: string, k: number, c0: number, thisLine: number): void {
     const tok = this.tok;
-    const err = this.counterSink.error;
+    this.fast.chain = null;
+    const err = this.fast.error;
     if (err) {
       this.report('bad-argument', 'error', `'${err}' is not a [packets:bytes] counter`, thisLine, k, k + err.length);
-      this.counterSink.error = null;
+      this.fast.error = null;
     }
     if (line.length > 120) this.checkLost(line, thisLine);
     tok.fill(line);
@@ -390,6 +391,7 @@ export class RestoreReader {
     }
     this.table = null;
     this.rows = null;
+    this.fast.chain = null;
     this.tableCommitted = true;
   }
 

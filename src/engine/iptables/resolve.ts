@@ -95,9 +95,8 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       const rows = chain.rows;
       for (let r = chain.firstRow; r >= 0; r = rows.next(r), seq++) {
         const kind = rows.targetKind(r);
-        if (kind === 0) continue;
+        if (kind === 0 || (kind === 1 && rows.targetIsStandard(r))) continue;
         const name = rows.targetName(r);
-        if (kind === 1 && STANDARD_TARGETS.has(name)) continue;
         edge[seq] = classify.target(
           chain,
           kind === 2 ? 'goto' : 'jump',
@@ -126,7 +125,8 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
 
 /** What a `-j NAME`/`-g NAME` that is no standard verdict names: a chain (its ordinal) or a target extension. */
 class TargetClassifier {
-  private readonly hooks: Partial<Record<string, unknown>>;
+  /** The table's built-in chains (a Set: `name in object` made each of 100k chain names a string-table lookup). */
+  private readonly hooks: ReadonlySet<string>;
 
   constructor(
     private readonly table: Table,
@@ -134,40 +134,51 @@ class TargetClassifier {
     private readonly chains: readonly Chain[],
     private readonly diagnostics: Diagnostic[],
   ) {
-    this.hooks = TABLE_HOOKS[table.name]?.hooks ?? {};
+    this.hooks = new Set(Object.keys(TABLE_HOOKS[table.name]?.hooks ?? {}));
   }
 
   /** The ordinal of the chain the rule jumps or goes to, or -1; reports what the kernel refuses. */
   target(chain: Chain, kind: 'jump' | 'goto', name: string, line: number, start: number, end: number): number {
     const table = this.table;
-    const at = { line, start, end };
     const to = this.ordinal.get(name);
     if (to !== undefined) {
       if (this.chains[to]!.builtin)
-        this.report(at, 'builtin-chain', `cannot ${kind} to built-in chain ${name}: only user chains can be targets`);
+        this.report(
+          line,
+          start,
+          end,
+          'builtin-chain',
+          `cannot ${kind} to built-in chain ${name}: only user chains can be targets`,
+        );
       return to;
     }
     const mod = kind === 'jump' ? TARGETS.get(name) : undefined;
     if (!mod) {
       if (kind === 'jump' && KERNEL_TARGETS.has(name))
         this.report(
-          at,
+          line,
+          start,
+          end,
           'unknown-target',
           `target ${name} is not modelled: traces that reach this rule end as unknown`,
           'warning',
         );
-      else this.report(at, 'undeclared-target', undeclaredMessage(kind, name, table.name));
+      else this.report(line, start, end, 'undeclared-target', undeclaredMessage(kind, name, table.name));
       return -1;
     }
     if (mod.tables && !mod.tables.includes(table.name)) {
       this.report(
-        at,
+        line,
+        start,
+        end,
         'target-not-allowed',
         `${mod.name} is only valid in the ${mod.tables.join(', ')} table${mod.tables.length > 1 ? 's' : ''}, not ${table.name}: the kernel refuses this rule`,
       );
-    } else if (mod.hooks && chain.name in this.hooks && !mod.hooks.includes(chain.name as HookName)) {
+    } else if (mod.hooks && this.hooks.has(chain.name) && !mod.hooks.includes(chain.name as HookName)) {
       this.report(
-        at,
+        line,
+        start,
+        end,
         'target-not-allowed',
         `${mod.name} is only valid in ${mod.hooks.join(', ')}, not ${chain.name}: the kernel refuses this rule`,
       );
@@ -176,12 +187,14 @@ class TargetClassifier {
   }
 
   private report(
-    at: { line: number; start: number; end: number },
+    line: number,
+    start: number,
+    end: number,
     code: Diagnostic['code'],
     message: string,
     severity: Diagnostic['severity'] = 'error',
   ): void {
-    const range = { start: { line: at.line, character: at.start }, end: { line: at.line, character: at.end } };
+    const range = { start: { line, character: start }, end: { line, character: end } };
     this.diagnostics.push({ code, severity, message: clipWords(message), range });
   }
 }

@@ -164,7 +164,7 @@ export class IptRule implements Rule {
   /** The diagnostics of the rule's options without keeping its compiled form (`checkRowDiagnostics`). */
   checkDiagnostics(): readonly Diagnostic[] {
     if (this.compiled) return this.compiled.diagnostics ?? [];
-    return checkRowDiagnostics(this.rows, this.row, this.raw);
+    return checkRowDiagnostics(this.rows, this.row);
   }
 
   isCompiled(): boolean {
@@ -194,7 +194,8 @@ export class IptRule implements Rule {
     const diags: Diagnostic[] = [];
     const rows = this.rows;
     let compiled: Compiled | null = null;
-    readSpec(this.raw, rows.specStart(this.row), rows.lineNo(this.row), rows.family, diags, spec => {
+    const raw = this.raw;
+    readSpec(raw, 0, raw.length, rows.specStart(this.row), rows.lineNo(this.row), rows.family, diags, spec => {
       const target = spec.target ? compileTarget(rows.table, spec.target, rows.family, spec.ip, diags) : null;
       compiled = {
         ip: spec.ip,
@@ -213,7 +214,9 @@ export class IptRule implements Rule {
 
 /** Reads a rule's words once more (the shared tokens and parser), with diagnostics going to `diags`. */
 function readSpec(
-  line: string,
+  text: string,
+  lineStart: number,
+  lineLength: number,
   specStart: number,
   lineNo: number,
   family: Family,
@@ -223,7 +226,7 @@ function readSpec(
   const outer = sink;
   sink = diags;
   try {
-    sharedTokens.fillFrom(line, specStart);
+    sharedTokens.fillText(text, lineStart, specStart, lineLength);
     use(sharedParser.parse(sharedTokens, 0, lineNo, family));
   } finally {
     sink = outer;
@@ -236,9 +239,10 @@ function readSpec(
  * only a trace reads — a target with no options and no extension of its name (a chain, a verdict or an
  * unknown name) has no diagnostics, so it is not looked up.
  */
-export function checkRowDiagnostics(rows: RuleRows, row: number, line = rows.line(row)): Diagnostic[] {
+export function checkRowDiagnostics(rows: RuleRows, row: number): Diagnostic[] {
   const diags: Diagnostic[] = [];
-  readSpec(line, rows.specStart(row), rows.lineNo(row), rows.family, diags, spec => {
+  const at = rows.lineStart(row);
+  readSpec(rows.text, at, rows.lineLength(row), rows.specStart(row), rows.lineNo(row), rows.family, diags, spec => {
     const p = spec.target;
     if (p && (p.options.length > 0 || p.module)) compileTarget(rows.table, p, rows.family, spec.ip, diags);
   });

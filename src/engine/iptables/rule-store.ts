@@ -9,6 +9,7 @@
  */
 import type { Family } from '../net/addr.ts';
 import type { Counters, Table } from '../model.ts';
+import { STANDARD_TARGETS } from '../targets/registry.ts';
 
 /** `-j NAME` / `-g NAME` as found when the dump was read. */
 export interface TargetRef {
@@ -108,6 +109,11 @@ export class RuleRows {
     return this.text.slice(start, start + this.cells[at + LINE_LEN]!);
   }
 
+  /** Where the rule's line starts in `text`. */
+  lineStart(row: number): number {
+    return this.cells[row * WIDTH + LINE_START]!;
+  }
+
   lineNo(row: number): number {
     return this.cells[row * WIDTH + LINE_NO]!;
   }
@@ -154,6 +160,19 @@ export class RuleRows {
     if (quoted !== undefined) return quoted;
     const start = this.cells[at + LINE_START]!;
     return this.text.slice(start + this.cells[at + T_NAME]!, start + this.cells[at + T_END]!);
+  }
+
+  /**
+   * Whether the target is `-j` to a standard verdict (ACCEPT, DROP, RETURN, QUEUE): its first character
+   * and length rule out most names without making a string of them.
+   */
+  targetIsStandard(row: number): boolean {
+    const at = row * WIDTH;
+    if (this.cells[at + T_KIND] !== 1) return false;
+    const length = this.cells[at + T_END]! - this.cells[at + T_NAME]!;
+    const c = this.text.charCodeAt(this.cells[at + LINE_START]! + this.cells[at + T_NAME]!);
+    const maybe = (length === 6 && (c === 65 || c === 82)) || (length === 4 && c === 68) || (length === 5 && c === 81);
+    return (maybe || this.names?.has(row) === true) && STANDARD_TARGETS.has(this.targetName(row));
   }
 
   targetRef(row: number): TargetRef | null {

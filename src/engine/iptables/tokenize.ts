@@ -116,53 +116,65 @@ export class TokenBuffer {
 
   /** Tokenizes `line` from character `from` on; offsets stay relative to the whole line. */
   fillFrom(line: string, from: number): void {
+    this.fillText(line, 0, from, line.length);
+  }
+
+  /**
+   * Tokenizes one line of a larger text, the characters `lineStart + from` to `lineStart + lineLength`, with
+   * offsets relative to the line's start: the rows of a dump (rule-store.ts) are read in place, without a
+   * string of each line, and reading the dump's own flat string character by character is faster than
+   * reading a slice of it.
+   */
+  fillText(text: string, lineStart: number, from: number, lineLength: number): void {
     this.count = 0;
     this.unterminatedQuoteAt = -1;
-    const n = line.length;
-    let i = from;
+    const n = lineStart + lineLength;
+    let i = lineStart + from;
     while (i < n) {
-      let c = line.charCodeAt(i);
+      let c = text.charCodeAt(i);
       if (c === 32 || c === 9 || c === 13) {
         i++;
         continue;
       }
       const start = i;
       while (i < n) {
-        c = line.charCodeAt(i);
+        c = text.charCodeAt(i);
         if (c === 32 || c === 9 || c === 13 || c === 34) break;
         i++;
       }
       if (i >= n || c !== 34) {
-        this.push(line.slice(start, i), start, i, false);
+        this.push(text.slice(start, i), start - lineStart, i - lineStart, false);
         continue;
       }
       // A quoted word (kube-proxy quotes every comment): slice between the quotes unless it has escapes.
-      let text = line.slice(start, i);
-      while (i < n && line.charCodeAt(i) === 34) {
-        const close = line.indexOf('"', i + 1);
-        const bs = line.indexOf('\\', i + 1);
-        if (close >= 0 && (bs < 0 || bs > close)) {
-          text += line.slice(i + 1, close);
+      let word = text.slice(start, i);
+      while (i < n && text.charCodeAt(i) === 34) {
+        // The closing quote, unless a backslash or the end of the line comes first (searched within the line:
+        // the text goes on past it).
+        let close = i + 1;
+        while (close < n && (c = text.charCodeAt(close)) !== 34 && c !== 92) close++;
+        if (close < n && c === 34) {
+          word += text.slice(i + 1, close);
           i = close + 1;
         } else {
           // Escapes or no closing quote: the general tokenizer reads the rest of this word exactly.
-          const rest = tokenizeLine(line.slice(i));
+          const rest = tokenizeLine(text.slice(i, n));
           const first = rest.tokens[0]!;
-          text += first.text;
-          if (rest.unterminatedQuoteAt === 0) this.unterminatedQuoteAt = i;
+          word += first.text;
+          if (rest.unterminatedQuoteAt === 0) this.unterminatedQuoteAt = i - lineStart;
           i += first.end;
           break;
         }
         // Unquoted characters may follow the closing quote within the same word.
         const wordStart = i;
         while (i < n) {
-          c = line.charCodeAt(i);
+          c = text.charCodeAt(i);
           if (c === 32 || c === 9 || c === 13 || c === 34) break;
           i++;
         }
-        text += line.slice(wordStart, i);
+        word += text.slice(wordStart, i);
       }
-      this.push(text, start, i, true);
+      this.push(word, start - lineStart, i - lineStart, true);
     }
   }
 
