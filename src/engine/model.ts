@@ -168,18 +168,26 @@ export interface Ruleset {
 
 /**
  * Where each table's built-in chains hook in, with their priorities (include/uapi/linux/netfilter_ipv4.h:
- * NF_IP_PRI_RAW -300, MANGLE -150, NAT_DST -100, FILTER 0, SECURITY 50, NAT_SRC 100).
+ * NF_IP_PRI_RAW -300, MANGLE -150, NAT_DST -100, FILTER 0, SECURITY 50, NAT_SRC 100). Objects without a
+ * prototype: a table or chain named `constructor` or `toString` is looked up here as written, and must
+ * find nothing (it found Object.prototype's, and `*constructor` made the reader throw).
  */
-export const TABLE_HOOKS: Readonly<Record<string, { kind: TableKind; hooks: Partial<Record<HookName, number>> }>> = {
-  raw: { kind: 'filter', hooks: { PREROUTING: -300, OUTPUT: -300 } },
-  mangle: {
-    kind: 'route',
-    hooks: { PREROUTING: -150, INPUT: -150, FORWARD: -150, OUTPUT: -150, POSTROUTING: -150 },
-  },
-  nat: { kind: 'nat', hooks: { PREROUTING: -100, INPUT: 100, OUTPUT: -100, POSTROUTING: 100 } },
-  filter: { kind: 'filter', hooks: { INPUT: 0, FORWARD: 0, OUTPUT: 0 } },
-  security: { kind: 'filter', hooks: { INPUT: 50, FORWARD: 50, OUTPUT: 50 } },
-};
+export const TABLE_HOOKS: Readonly<Record<string, { kind: TableKind; hooks: Partial<Record<HookName, number>> }>> =
+  bare({
+    raw: { kind: 'filter', hooks: bare({ PREROUTING: -300, OUTPUT: -300 }) },
+    mangle: {
+      kind: 'route',
+      hooks: bare({ PREROUTING: -150, INPUT: -150, FORWARD: -150, OUTPUT: -150, POSTROUTING: -150 }),
+    },
+    nat: { kind: 'nat', hooks: bare({ PREROUTING: -100, INPUT: 100, OUTPUT: -100, POSTROUTING: 100 }) },
+    filter: { kind: 'filter', hooks: bare({ INPUT: 0, FORWARD: 0, OUTPUT: 0 }) },
+    security: { kind: 'filter', hooks: bare({ INPUT: 50, FORWARD: 50, OUTPUT: 50 }) },
+  });
+
+/** `entries` in an object without a prototype, so that only its own keys are found. */
+export function bare<T extends object>(entries: T): T {
+  return Object.assign(Object.create(null) as T, entries);
+}
 
 /** iptables' built-in chain of `table` on `hook`, as a base chain of the `ip`/`ip6` family. */
 export function iptablesBase(table: string, hook: string, family: Family): BaseChainInfo | undefined {

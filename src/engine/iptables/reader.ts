@@ -14,7 +14,7 @@ import {
   lineRange,
 } from '../diagnostics.ts';
 import type { Family } from '../net/addr.ts';
-import { type Chain, type Ruleset, type Table, TABLE_HOOKS, iptablesBase } from '../model.ts';
+import { type Chain, type Ruleset, type Table, TABLE_HOOKS, bare, iptablesBase } from '../model.ts';
 import { lostLineBreaks } from './line-breaks.ts';
 import { argvLimit } from './line-limits.ts';
 import { BOM } from './encoding.ts';
@@ -25,8 +25,8 @@ import { type CommandLine, COMMANDS, unknownCommand } from './commands.ts';
 import { IptChain, ruleCountOf } from './rule-node.ts';
 import { RuleRows } from './rule-store.ts';
 
-const BUILTIN_CHAINS: Record<string, string[]> = Object.fromEntries(
-  Object.entries(TABLE_HOOKS).map(([t, v]) => [t, Object.keys(v.hooks)]),
+const BUILTIN_CHAINS: Record<string, string[]> = bare(
+  Object.fromEntries(Object.entries(TABLE_HOOKS).map(([t, v]) => [t, Object.keys(v.hooks)])),
 );
 
 /** The state of one reading: the tables so far, the open table, the diagnostics. */

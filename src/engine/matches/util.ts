@@ -7,47 +7,48 @@ export interface PortRange {
 }
 
 /** Service names iptables resolves through /etc/services for the common cases seen in hand-written rules. */
-const SERVICES: Record<string, number> = {
-  ftp: 21,
-  ssh: 22,
-  telnet: 23,
-  smtp: 25,
-  domain: 53,
-  dns: 53,
-  bootps: 67,
-  bootpc: 68,
-  tftp: 69,
-  http: 80,
-  www: 80,
-  kerberos: 88,
-  pop3: 110,
-  ntp: 123,
-  imap: 143,
-  snmp: 161,
-  ldap: 389,
-  https: 443,
-  smtps: 465,
-  submission: 587,
-  ldaps: 636,
-  imaps: 993,
-  pop3s: 995,
-  openvpn: 1194,
-  mysql: 3306,
-  postgresql: 5432,
-  'http-alt': 8080,
-  bgp: 179,
-  syslog: 514,
-  isakmp: 500,
-  'ipsec-nat-t': 4500,
-  diameter: 3868,
-};
+const SERVICES = new Map<string, number>([
+  ['ftp', 21],
+  ['ssh', 22],
+  ['telnet', 23],
+  ['smtp', 25],
+  ['domain', 53],
+  ['dns', 53],
+  ['bootps', 67],
+  ['bootpc', 68],
+  ['tftp', 69],
+  ['http', 80],
+  ['www', 80],
+  ['kerberos', 88],
+  ['pop3', 110],
+  ['ntp', 123],
+  ['imap', 143],
+  ['snmp', 161],
+  ['ldap', 389],
+  ['https', 443],
+  ['smtps', 465],
+  ['submission', 587],
+  ['ldaps', 636],
+  ['imaps', 993],
+  ['pop3s', 995],
+  ['openvpn', 1194],
+  ['mysql', 3306],
+  ['postgresql', 5432],
+  ['http-alt', 8080],
+  ['bgp', 179],
+  ['syslog', 514],
+  ['isakmp', 500],
+  ['ipsec-nat-t', 4500],
+  ['diameter', 3868],
+]);
 
 export function parsePort(text: string): number | null {
   if (/^\d{1,5}$/.test(text)) {
     const n = Number(text);
     return n <= 65535 ? n : null;
   }
-  return SERVICES[text.toLowerCase()] ?? null;
+  // A Map: in an object, `--dport constructor` found Object.prototype's and passed as a port.
+  return SERVICES.get(text.toLowerCase()) ?? null;
 }
 
 /** `80`, `80:90`, `:1024`, `1024:` (iptables fills the open end with 0 / 65535; `libxt_tcp.c`). */

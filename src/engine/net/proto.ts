@@ -27,34 +27,38 @@ const PROTO_NAMES: Record<number, string> = {
   136: 'udplite',
 };
 
-const PROTO_NUMBERS: Record<string, number> = {
-  all: 0,
-  icmp: 1,
-  igmp: 2,
-  ipip: 4,
-  ipencap: 4,
-  tcp: 6,
-  udp: 17,
-  dccp: 33,
-  ipv6: 41,
-  gre: 47,
-  esp: 50,
-  ah: 51,
-  icmpv6: 58,
-  'ipv6-icmp': 58,
-  icmp6: 58,
-  ospf: 89,
-  vrrp: 112,
-  sctp: 132,
-  udplite: 136,
-  mh: 135,
-  'ipv6-mh': 135,
-};
+// A Map, not an object: looking a word up in an object made each `-p tcp` of a 320k-rule dump a string-table
+// lookup, and `-p constructor` found Object.prototype's.
+const PROTO_NUMBERS = new Map<string, number>(
+  Object.entries({
+    all: 0,
+    icmp: 1,
+    igmp: 2,
+    ipip: 4,
+    ipencap: 4,
+    tcp: 6,
+    udp: 17,
+    dccp: 33,
+    ipv6: 41,
+    gre: 47,
+    esp: 50,
+    ah: 51,
+    icmpv6: 58,
+    'ipv6-icmp': 58,
+    icmp6: 58,
+    ospf: 89,
+    vrrp: 112,
+    sctp: 132,
+    udplite: 136,
+    mh: 135,
+    'ipv6-mh': 135,
+  }),
+);
 
 /** Protocol by name (as /etc/protocols and iptables accept) or number; null when unknown. */
 export function protoNumber(text: string): number | null {
   const lower = text.toLowerCase();
-  const byName = PROTO_NUMBERS[lower];
+  const byName = PROTO_NUMBERS.get(lower);
   if (byName !== undefined) return byName;
   if (/^\d{1,3}$/.test(text) && Number(text) <= 255) return Number(text);
   return null;
