@@ -31,4 +31,20 @@ describe('words named like object properties', () => {
       [['bad-port', 2]],
     );
   });
+
+  it('`--icmp-type constructor` is no ICMP type ("Unknown ICMP type `constructor\'"), nor is `__proto__`', () => {
+    for (const [proto, option] of [
+      ['icmp', '--icmp-type'],
+      ['ipv6-icmp', '--icmpv6-type'],
+    ] as const)
+      for (const name of ['constructor', '__proto__', 'hasOwnProperty']) {
+        const text = `*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p ${proto} ${option} ${name} -j ACCEPT\nCOMMIT\n`;
+        const ds = parseIptables(text, { file: 'rules', family: proto === 'icmp' ? 4 : 6 }).diagnostics;
+        assert.deepEqual(
+          ds.map(d => [d.code, d.range.start.line]),
+          [['bad-argument', 2]],
+          `${option} ${name}`,
+        );
+      }
+  });
 });

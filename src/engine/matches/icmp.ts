@@ -91,7 +91,10 @@ const ICMP6: Record<string, Code> = {
 
 export function icmpTypeByName(name: string, v6: boolean): Code | null {
   const table = v6 ? ICMP6 : ICMP4;
-  const hit = table[name] ?? Object.entries(table).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+  // Own keys only: `constructor` or `__proto__` is no ICMP type ("Unknown ICMP type `constructor'").
+  const hit = Object.hasOwn(table, name)
+    ? table[name]
+    : Object.entries(table).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
   if (hit) return hit;
   const m = /^(\d{1,3})(?:\/(\d{1,3}))?$/.exec(name);
   if (!m) return null;

@@ -50,7 +50,7 @@ export const rejectTarget = defineTarget<{ with: string }>({
     const def = ctx.family === 6 ? 'icmp6-port-unreachable' : 'icmp-port-unreachable';
     if (!o) return { with: def };
     const raw = o.args[0] ?? '';
-    const name = ctx.family === 4 ? (ALIASES[raw] ?? raw) : raw;
+    const name = ctx.family === 4 && Object.hasOwn(ALIASES, raw) ? ALIASES[raw]! : raw;
     if (!(ctx.family === 6 ? V6 : V4).includes(name))
       ctx.report(
         o,
