@@ -163,6 +163,7 @@ export type {
 } from './kube/modes/types.ts';
 export {
   traceFromManifests,
+  synthesizedNode,
   type ManifestTrace,
   type ManifestTraceResult,
   type ManifestTraceOptions,

@@ -102,4 +102,13 @@ describe('partial manifests (the reader stopped at its budget)', () => {
     const j = cli('trace', '--manifests', file, '--packet', 'tcp 10.0.0.5 -> 10.96.0.20:80', '--json');
     assert.match((JSON.parse(j.out[0]!) as { partial: string }).partial, /from line 11, was not read/);
   });
+
+  it('diff --node refuses to compare a side read in part, saying why', () => {
+    const r = cli('diff', file, file, '--node', 'node-1');
+    assert.equal(r.code, 2);
+    assert.match(
+      r.err.join('\n'),
+      /from line 11, was not read: the answer is partial; a comparison needs each side whole, so nothing was compared/,
+    );
+  });
 });

@@ -88,7 +88,11 @@ export function runManifestTrace(view: ClusterView, packet: string, node: string
   });
   const assumed = view.model.predictions.find(p => p.field === 'node');
   const nodes = assumed ? [`predicted: ${assumed.reason}; the trace runs on ${v.node}`] : [];
-  const warnings = [...nodes, ...(view.modeNote ? [view.modeNote] : []), ...base.warnings];
+  // Read in part: a Service past the cut has no rules here, and the trace must not read as the whole answer.
+  const partial = v.partial
+    ? [`partial manifests: ${v.partial}; a Service past that line has no rules in this trace`]
+    : [];
+  const warnings = [...partial, ...nodes, ...(view.modeNote ? [view.modeNote] : []), ...base.warnings];
   return { ok: true, value: v, dump, diagram: { ...base, outcomes, route, warnings } };
 }
 

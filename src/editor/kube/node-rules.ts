@@ -5,7 +5,7 @@
  * manifests leave out listed as a prediction. The rules are exactly those an end-to-end trace runs through,
  * after the header, so a trace's line numbers map onto the document by a fixed offset.
  */
-import { detectRulesetFormat, type ProxyModeName } from '../../engine/api.ts';
+import { detectRulesetFormat, type ProxyModeName, synthesizedNode } from '../../engine/api.ts';
 import type { ClusterView } from './cluster.ts';
 
 export interface NodePick {
@@ -61,8 +61,11 @@ export function nodeDump(view: ClusterView, node: string): NodeDump {
   return view.memoize(`dump ${node}`, () => {
     const n = view.node(node);
     const title = `${view.proxy.wording.headline(view.model)} on node ${node}${n?.ips.length ? ` (${n.ips.join(', ')})` : ''}, synthesized by packetlens from the manifests of ${view.label}`;
-    const head = [title, ...(view.modeNote ? [view.modeNote] : []), ...predictionLines(view)];
-    const out = view.proxy.synthesize(view.model, { nodeName: node });
+    const partial = view.model.partial ? [`⚠ partial manifests: ${view.model.partial}`] : [];
+    const head = [title, ...partial, ...(view.modeNote ? [view.modeNote] : []), ...predictionLines(view)];
+    // The rules the node's traces run through (one synthesis per view, node and mode, shared with them).
+    const out =
+      synthesizedNode(view.model, node, { mode: view.mode }) ?? view.proxy.synthesize(view.model, { nodeName: node });
     const rules = out.rules;
     const extra: string[] = [...out.notes];
     if (out.facts.length || out.sideFiles.length) {

@@ -21,6 +21,10 @@ export interface ManifestSide {
   readonly files: readonly { readonly file: string; readonly text: string }[];
 }
 
+function partialSide(partial: string): string {
+  return `${partial}; a comparison needs each side whole, so nothing was compared`;
+}
+
 function model(side: ManifestSide, errors: string[]): ClusterModel {
   const m = buildClusterModel(readManifests(side.files));
   for (const d of m.diagnostics) if (d.severity === 'error') errors.push(formatDiagnostic(d.file, d));
@@ -34,7 +38,13 @@ export function diffManifests(
   options: Omit<DiffOptions, 'node'> = {},
 ): DiffResult & { errors?: string[] } {
   const errors: string[] = [];
-  const models = [model(oldSide, errors), model(newSide, errors)] as const;
+  // A side read only in part (the reader's budget) would compare as if the rest were deleted: refused
+  // before the other side is read and both are synthesized (two sides of 60 MB held 880 MB for nothing).
+  const first = model(oldSide, errors);
+  if (first.partial) return { ok: false, error: partialSide(first.partial) };
+  const second = model(newSide, errors);
+  if (second.partial) return { ok: false, error: partialSide(second.partial) };
+  const models = [first, second] as const;
   const sides = [oldSide, newSide] as const;
   const rulesets = models.map((m, i) => {
     const node = m.nodes.find(n => n.name === nodeName);

@@ -200,6 +200,9 @@ function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptio
   return {
     mode,
     rules: out.rules,
+    rulesTitle: out.rulesTitle,
+    notes: out.notes,
+    facts: out.facts,
     sideFiles: out.sideFiles,
     ipvsadm: side('ipvsadm -Ln'),
     ipsets: side('ipset save'),
@@ -208,18 +211,20 @@ function nodeSetup(model: ClusterModel, node: NodeInfo, opts: ManifestTraceOptio
 }
 
 /**
- * A node's synthesized rules, parsed, per model: the editor traces every Service port of a cluster (one
- * CodeLens each) against the same few nodes, and synthesizing and parsing a node's rules costs far more
- * than a trace. Keyed by the model object (a new model per manifest change) and the options that shape
- * the output.
+ * A node's synthesized rules, and once traced their parse, per model: the editor traces every Service
+ * port of a cluster (one CodeLens each) against the same few nodes and shows the same node's rules as a
+ * document, and synthesizing and parsing a node's rules costs far more than a trace. Keyed by the model
+ * object (a new model per manifest change) and the options that shape the output. One synthesis serves
+ * both the traces and the document (a second copy of a big cluster's rules was a quarter of the editor's
+ * manifests worker's memory).
  */
-const setups = new WeakMap<ClusterModel, Map<string, { setup: ReturnType<typeof nodeSetup>; rs: Ruleset }>>();
+const setups = new WeakMap<ClusterModel, Map<string, { setup: ReturnType<typeof nodeSetup>; rs: Ruleset | null }>>();
 
 function cachedSetup(
   model: ClusterModel,
   node: NodeInfo,
   opts: ManifestTraceOptions,
-): { setup: ReturnType<typeof nodeSetup>; rs: Ruleset } {
+): { setup: ReturnType<typeof nodeSetup>; rs: Ruleset | null } {
   let perModel = setups.get(model);
   if (!perModel) {
     perModel = new Map();
@@ -228,14 +233,23 @@ function cachedSetup(
   const key = JSON.stringify([node.name, opts.mode ?? null, opts.synth ?? null, opts.ipvs ?? null]);
   let hit = perModel.get(key);
   if (!hit) {
-    const setup = nodeSetup(model, node, opts);
-    hit = {
-      setup,
-      rs: setup.mode.parse(setup.rules, `${node.name} (synthesized kube-proxy rules)`),
-    };
+    hit = { setup: nodeSetup(model, node, opts), rs: null };
     perModel.set(key, hit);
   }
   return hit;
+}
+
+/**
+ * A node's synthesized kube-proxy output as `traceFromManifests` traces it (the same text, computed once per
+ * model, node and options); null when the model has no such node.
+ */
+export function synthesizedNode(
+  model: ClusterModel,
+  nodeName: string,
+  opts: Omit<ManifestTraceOptions, 'node'> = {},
+): Omit<NodeRules, 'traceOptions' | 'render'> | null {
+  const node = model.nodes.find(n => n.name === nodeName);
+  return node ? cachedSetup(model, node, opts).setup : null;
 }
 
 export function traceFromManifests(
@@ -246,7 +260,9 @@ export function traceFromManifests(
   const r = receivingNode(model, input, opts.node ?? null);
   if ('error' in r) return { ok: false, error: r.error };
   const node = r.node;
-  const { setup, rs } = cachedSetup(model, node, opts);
+  const hit = cachedSetup(model, node, opts);
+  const setup = hit.setup;
+  const rs = (hit.rs ??= setup.mode.parse(setup.rules, `${node.name} (synthesized kube-proxy rules)`));
   const rulesText = setup.rules;
   const src = input.src ?? null;
   const clientPod = src ? podByIP(model, src) : undefined;
