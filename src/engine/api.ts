@@ -87,7 +87,7 @@ export { optionRange, type ParsedOption } from './matches/types.ts';
 export { TARGETS, STANDARD_TARGETS } from './targets/registry.ts';
 export { MATCHES } from './matches/registry.ts';
 export { diffRulesets, summaryLine, type DiffOptions } from './diff/diff.ts';
-export { DEFAULT_MAX_CLASSES, DEFAULT_MAX_RETAINED } from './diff/retain.ts';
+export { DEFAULT_MAX_CLASSES, DEFAULT_MAX_RETAINED, DEFAULT_MAX_WORK } from './diff/retain.ts';
 export { formatDiffText, formatDiffMarkdown, fateText, noChangeText, headlineSentences } from './diff/format.ts';
 export type {
   DiffReport,

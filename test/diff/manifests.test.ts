@@ -92,4 +92,25 @@ describe('diff of two manifest sets (--node)', () => {
     );
     assert.match(err.join('\n'), /with --node the node context comes from the manifests/);
   });
+
+  it('past the work budget the comparison stops: approximate, never identical, with a line that says so', () => {
+    // Every class's proof looks at the rules of the chains its packets cross; a small budget stops it early
+    // (issue 12: two 79k-Service sets with every Service changed looked at 10^9 rules for 160 s).
+    const full = diffManifests(side('old'), side('new'), 'myk8s-worker');
+    assert.ok(full.ok && full.report.proven);
+    const r = diffManifests(side('old'), side('new'), 'myk8s-worker', { maxWork: 50 });
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    const report = r.report;
+    assert.equal(report.approximate, true);
+    assert.equal(report.identical, false);
+    assert.equal(report.proven, false);
+    assert.ok(report.classesTraced < full.report.classesTraced, `${report.classesTraced} classes traced`);
+    assert.match(
+      report.approximations.find(a => a.includes('work budget')) ?? report.approximations.join('; '),
+      /^the comparison stopped at its work budget \(50 rule checks\) after \d+ changed class(es)?: \d+ packet class(es were|was) still to trace/,
+    );
+    // The same pair unchanged is still proven identical under the same budget: nothing to look at.
+    const same = diffManifests(side('old'), side('old'), 'myk8s-worker', { maxWork: 50 });
+    assert.ok(same.ok && same.report.identical);
+  });
 });

@@ -34,7 +34,14 @@ import { type Family, parseAddr, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
 import { regionClasses } from './region.ts';
 import { diffHeadlines } from './headlines.ts';
-import { DEFAULT_MAX_CLASSES, DEFAULT_MAX_RETAINED, Shared, sharedChangeKey, weightOf } from './retain.ts';
+import {
+  DEFAULT_MAX_CLASSES,
+  DEFAULT_MAX_RETAINED,
+  DEFAULT_MAX_WORK,
+  Shared,
+  sharedChangeKey,
+  weightOf,
+} from './retain.ts';
 import type {
   ChainChange,
   ClassChange,
@@ -61,6 +68,11 @@ export interface DiffOptions {
    * and its printed size stay bounded whatever the inputs.
    */
   readonly maxRetained?: number;
+  /**
+   * Rules the proof looks at in all (refine.ts `checkClass`; default `DEFAULT_MAX_WORK`): past it the
+   * comparison stops and the report is approximate, so that its time stays bounded whatever the inputs.
+   */
+  readonly maxWork?: number;
 }
 
 /**
@@ -186,11 +198,17 @@ export function diffRulesets(
       `more than ${maxClasses} packet classes: ${refused} more class${refused === 1 ? ' was' : 'es were'} found and not traced (nor what they would split into)`,
     );
   const stopped = run.filter(r => r.stopped);
-  if (stopped.length) {
-    const waiting = stopped.reduce((a, r) => a + r.stopped!.waiting, 0);
-    const kept = stopped.reduce((a, r) => a + r.stopped!.changes, 0);
+  const budgets = {
+    report: `report budget (${options.maxRetained ?? DEFAULT_MAX_RETAINED} fates and rules kept)`,
+    work: `work budget (${options.maxWork ?? DEFAULT_MAX_WORK} rule checks)`,
+  };
+  for (const by of ['report', 'work'] as const) {
+    const at = stopped.filter(r => r.stopped!.by === by);
+    if (!at.length) continue;
+    const waiting = at.reduce((a, r) => a + r.stopped!.waiting, 0);
+    const kept = at.reduce((a, r) => a + r.stopped!.changes, 0);
     approximations.push(
-      `the comparison stopped at its report budget (${options.maxRetained ?? DEFAULT_MAX_RETAINED} fates and rules kept) after ${kept} changed class${kept === 1 ? '' : 'es'}: ${waiting} packet class${waiting === 1 ? ' was' : 'es were'} still to trace and were not (nor what they would split into)`,
+      `the comparison stopped at its ${budgets[by]} after ${kept} changed class${kept === 1 ? '' : 'es'}: ${waiting} packet class${waiting === 1 ? ' was' : 'es were'} still to trace and were not (nor what they would split into)`,
     );
   }
   const openReasons = new Map<string, number>();
@@ -248,8 +266,8 @@ interface FamilyRun {
   readonly traced: number;
   /** Classes found past the class budget and not traced. */
   readonly refused: number;
-  /** Set when the report budget stopped the exploration: the changes kept, the classes left untraced. */
-  readonly stopped: { changes: number; waiting: number } | null;
+  /** Set when the report or the work budget stopped the exploration: the changes kept, the classes left untraced. */
+  readonly stopped: { changes: number; waiting: number; by: 'report' | 'work' } | null;
   readonly approxClasses: number;
   readonly openReasons: Map<string, number>;
   /** Chains (`side table chain`) entered by some boxed class, and by some class the proof could not close. */
@@ -385,6 +403,8 @@ function explore(
   const family = env.family;
   const maxClasses = options.maxClasses ?? DEFAULT_MAX_CLASSES;
   const maxRetained = options.maxRetained ?? DEFAULT_MAX_RETAINED;
+  const maxWork = options.maxWork ?? DEFAULT_MAX_WORK;
+  const work = { rules: 0 };
   // Equal fates and rule lists are kept once (retain.ts): a change every Service crosses repeats them.
   const shared = new Shared();
   let weight = 0;
@@ -401,8 +421,8 @@ function explore(
       for (const e of o.events) if (e.kind === 'chain') into.add(`${side} ${e.table} ${e.chain}`);
   };
   while (pending.length) {
-    if (weight > maxRetained) {
-      stopped = { changes: changes.length, waiting: pending.length };
+    if (weight > maxRetained || work.rules > maxWork) {
+      stopped = { changes: changes.length, waiting: pending.length, by: weight > maxRetained ? 'report' : 'work' };
       break;
     }
     const c = pending.pop()!;
@@ -433,6 +453,7 @@ function explore(
         ],
         q.add,
         aspects.length ? undefined : irrelevantJump,
+        work,
       );
       if (chk.kind === 'split') {
         const before = q.state.added;

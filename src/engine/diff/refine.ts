@@ -323,6 +323,7 @@ export function checkClass(
   sides: readonly { rs: Ruleset; trace: Trace }[],
   spawn: (c: PacketClass) => void,
   skip?: (rule: Rule) => boolean,
+  work?: { rules: number },
 ): Check {
   /** A class that changes is cut exactly; one that does not may skip what cannot tell its halves apart. */
   const exact = skip === undefined;
@@ -395,7 +396,10 @@ export function checkClass(
         seen.add(key);
         // nftables steps name the table without its family: every table of that name is looked at.
         const chains = tablesNamed(rs, e.table).flatMap(t => t.chains.get(e.chain) ?? []);
-        for (const rule of chains.flatMap(chain => candidates(chain, view, env.family))) {
+        const rules = chains.flatMap(chain => candidates(chain, view, env.family));
+        // What the proof costs: the comparison's work budget counts the rules looked at (diff.ts `explore`).
+        if (work) work.rules += rules.length;
+        for (const rule of rules) {
           if (skip?.(rule)) continue;
           const f = rule.nft ? nftExtras(rule) : ruleFacts(rule, env.family);
           for (const st of f.ctstates) {
