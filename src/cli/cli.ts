@@ -13,7 +13,10 @@ import type { run as Run } from './main.ts';
  * the command runs on the main thread).
  */
 const HEAP_MB = Number(process.env.PACKETLENS_HEAP_MB ?? 768);
-if (isMainThread && HEAP_MB > 0) {
+// Run from the TypeScript source (`node --import tsx src/cli/cli.ts`, the tests) the worker could not load
+// it (tsx's hooks are the main thread's): the command runs on the main thread, uncapped, as before.
+const bundled = typeof __filename === 'string' && __filename.endsWith('.js');
+if (isMainThread && HEAP_MB > 0 && bundled) {
   const worker = new Worker(__filename, {
     workerData: { argv: process.argv.slice(2) },
     resourceLimits: { maxOldGenerationSizeMb: HEAP_MB },
