@@ -25,13 +25,12 @@ if (isMainThread && HEAP_MB > 0 && bundled) {
   });
   worker.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      writeSync(
-        2,
+      writeErr(
         `packetlens: stopped: this input needs more than ${HEAP_MB} MB of memory (the CLI's limit, so that no file can exhaust the machine); nothing after the output above was computed. Set PACKETLENS_HEAP_MB to allow more.\n`,
       );
       process.exitCode = 2;
     } else {
-      writeSync(2, `${e.stack ?? String(e)}\n`);
+      writeErr(`${e.stack ?? String(e)}\n`);
       process.exitCode = 1;
     }
   });
@@ -44,107 +43,106 @@ if (isMainThread && HEAP_MB > 0 && bundled) {
     main(m.run, isMainThread ? process.argv.slice(2) : (workerData as { argv: string[] }).argv),
   );
 
+// When the reader of our output goes away (`packetlens diff … | head -4`), writing fails with EPIPE.
+// That is not an error of ours: stop writing and end quietly with the command's own exit status, as
+// `git log | head` does, instead of printing an unhandled-error stack trace into a CI log.
+let closed = false;
+const quit = (): never => {
+  closed = true;
+  process.exit(process.exitCode ?? 0);
+};
+const onStreamError = (e: NodeJS.ErrnoException): void => {
+  if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') quit();
+  throw e;
+};
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** Writes to fd 2 synchronously (also from the worker thread, whose process.stderr is the parent's, later). */
+const writeErr = (text: string): void => {
+  const buf = Buffer.from(text);
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(2, buf.subarray(off));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') Atomics.wait(pause, 0, 0, 2);
+      else return; // EPIPE and the like: nobody reads our errors
+    }
+  }
+};
+
+/**
+ * Writes to fd 1 synchronously, in order: `trace --why-not --json` prints megabytes per packet, and queued
+ * stream writes to a pipe grew without bound until writev failed (ENOBUFS). A full non-blocking pipe
+ * (EAGAIN) is waited on.
+ */
+function writeAll(bufs: Uint8Array[]): void {
+  let i = 0;
+  let off = 0;
+  while (i < bufs.length) {
+    const batch = bufs.slice(i, i + 256);
+    if (off) batch[0] = batch[0]!.subarray(off);
+    let n: number;
+    try {
+      n = batch.length === 1 ? writeSync(1, batch[0]!) : writevSync(1, batch);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 2);
+        continue;
+      }
+      if (code === 'EPIPE') quit();
+      throw e;
+    }
+    while (i < bufs.length && n >= bufs[i]!.length - off) {
+      n -= bufs[i]!.length - off;
+      off = 0;
+      i++;
+    }
+    off += n;
+  }
+}
+
+// Output is written in chunks of about 1 MB, not one write per line: `trace --packets --json` prints
+// ~16 KB per packet and one write(2) each cost a tenth of its time. Pending output is written before anything
+// on stderr, so the two streams keep their order. Text is joined; encoded pieces (why-not lists shared by a
+// trace's outcomes, json.ts) are written as they are.
+let pending: Chunk[] = [];
+let pendingBytes = 0;
+const flush = (): void => {
+  if (pending.length === 0) return;
+  const chunks = pending;
+  pending = [];
+  pendingBytes = 0;
+  if (closed) return;
+  const bufs: Uint8Array[] = [];
+  let text: string[] = [];
+  for (const c of chunks) {
+    if (typeof c === 'string') text.push(c);
+    else {
+      if (text.length) bufs.push(Buffer.from(text.join('')));
+      text = [];
+      bufs.push(c);
+    }
+  }
+  if (text.length) bufs.push(Buffer.from(text.join('')));
+  writeAll(bufs);
+};
+const outChunks = (chunks: readonly Chunk[]): void => {
+  for (const c of chunks) {
+    pending.push(c);
+    pendingBytes += c.length;
+  }
+  pending.push('\n');
+  pendingBytes++;
+  if (pendingBytes >= 1 << 20) flush();
+};
 function main(run: typeof Run, argv: string[]): void {
-  // When the reader of our output goes away (`packetlens diff … | head -4`), writing fails with EPIPE.
-  // That is not an error of ours: stop writing and end quietly with the command's own exit status, as
-  // `git log | head` does, instead of printing an unhandled-error stack trace into a CI log.
-  let closed = false;
-  const quit = (): never => {
-    closed = true;
-    process.exit(process.exitCode ?? 0);
-  };
-  const onStreamError = (e: NodeJS.ErrnoException): void => {
-    if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') quit();
-    throw e;
-  };
   process.stdout.on('error', onStreamError);
   process.stderr.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
   });
-
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-
-  /** Writes to fd 2 synchronously (also from the worker thread, whose process.stderr is the parent's, later). */
-  const writeErr = (text: string): void => {
-    const buf = Buffer.from(text);
-    let off = 0;
-    while (off < buf.length) {
-      try {
-        off += writeSync(2, buf.subarray(off));
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN') Atomics.wait(pause, 0, 0, 2);
-        else return; // EPIPE and the like: nobody reads our errors
-      }
-    }
-  };
-
-  /**
-   * Writes to fd 1 synchronously, in order: `trace --why-not --json` prints megabytes per packet, and queued
-   * stream writes to a pipe grew without bound until writev failed (ENOBUFS). A full non-blocking pipe
-   * (EAGAIN) is waited on.
-   */
-  function writeAll(bufs: Uint8Array[]): void {
-    let i = 0;
-    let off = 0;
-    while (i < bufs.length) {
-      const batch = bufs.slice(i, i + 256);
-      if (off) batch[0] = batch[0]!.subarray(off);
-      let n: number;
-      try {
-        n = batch.length === 1 ? writeSync(1, batch[0]!) : writevSync(1, batch);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN') {
-          Atomics.wait(pause, 0, 0, 2);
-          continue;
-        }
-        if (code === 'EPIPE') quit();
-        throw e;
-      }
-      while (i < bufs.length && n >= bufs[i]!.length - off) {
-        n -= bufs[i]!.length - off;
-        off = 0;
-        i++;
-      }
-      off += n;
-    }
-  }
-
-  // Output is written in chunks of about 1 MB, not one write per line: `trace --packets --json` prints
-  // ~16 KB per packet and one write(2) each cost a tenth of its time. Pending output is written before anything
-  // on stderr, so the two streams keep their order. Text is joined; encoded pieces (why-not lists shared by a
-  // trace's outcomes, json.ts) are written as they are.
-  let pending: Chunk[] = [];
-  let pendingBytes = 0;
-  const flush = (): void => {
-    if (pending.length === 0) return;
-    const chunks = pending;
-    pending = [];
-    pendingBytes = 0;
-    if (closed) return;
-    const bufs: Uint8Array[] = [];
-    let text: string[] = [];
-    for (const c of chunks) {
-      if (typeof c === 'string') text.push(c);
-      else {
-        if (text.length) bufs.push(Buffer.from(text.join('')));
-        text = [];
-        bufs.push(c);
-      }
-    }
-    if (text.length) bufs.push(Buffer.from(text.join('')));
-    writeAll(bufs);
-  };
-  const outChunks = (chunks: readonly Chunk[]): void => {
-    for (const c of chunks) {
-      pending.push(c);
-      pendingBytes += c.length;
-    }
-    pending.push('\n');
-    pendingBytes++;
-    if (pendingBytes >= 1 << 20) flush();
-  };
   let code = 1;
   try {
     code = run(argv, {
