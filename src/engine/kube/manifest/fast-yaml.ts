@@ -13,6 +13,18 @@
  * every manifest of the repository and on generated documents.
  */
 
+import {
+  GIVE_UP,
+  literalBlock,
+  NOT_PLAIN_START,
+  plainEnd,
+  quotedEnd,
+  quotedValue,
+  resolvePlain,
+} from './fast-yaml-scalars.ts';
+
+export { resolvePlain };
+
 /** `[start, valueEnd, nodeEnd]`, as `yaml`'s `Node.range`. */
 export type FastRange = [number, number, number];
 
@@ -56,56 +68,12 @@ export class FastSeq extends FastBase {
 }
 export type FastNode = FastScalar | FastMap | FastSeq;
 
-/** Thrown inside the reader when the input leaves the subset; never escapes `readFastYaml`. */
-class GiveUp {}
-const GIVE_UP = new GiveUp();
-
 /** Characters left to `yaml`: control characters (tab and CR among them), DEL and a byte-order mark. */
 // eslint-disable-next-line no-control-regex -- these are exactly the characters the subset excludes
 const NOT_IN_SUBSET = /[\x00-\x09\x0b-\x1f\x7f\ufeff]/;
 
 /** Nesting deeper than this is left to `yaml` (bounded recursion here). */
 const MAX_DEPTH = 64;
-
-/** YAML 1.2 core schema resolution of a plain scalar, in `yaml`'s tag order (null, bool, int, float, string). */
-export function resolvePlain(s: string): unknown {
-  if (s === '' || s === '~' || s === 'null' || s === 'Null' || s === 'NULL') return null;
-  if (s === 'true' || s === 'True' || s === 'TRUE') return true;
-  if (s === 'false' || s === 'False' || s === 'FALSE') return false;
-  const c = s.charCodeAt(0);
-  // Only strings starting with a digit, a sign or a dot can be numbers.
-  if (!((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)) return s;
-  if (/^0o[0-7]+$/.test(s)) return parseInt(s.substring(2), 8);
-  if (/^[-+]?[0-9]+$/.test(s)) return parseInt(s, 10);
-  if (/^0x[0-9a-fA-F]+$/.test(s)) return parseInt(s.substring(2), 16);
-  if (/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/.test(s))
-    return s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? -Infinity : Infinity;
-  if (/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/.test(s)) return parseFloat(s);
-  if (/^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/.test(s)) return parseFloat(s);
-  return s;
-}
-
-const ESCAPES: Record<string, string> = {
-  '0': '\0',
-  a: '\x07',
-  b: '\b',
-  t: '\t',
-  n: '\n',
-  v: '\v',
-  f: '\f',
-  r: '\r',
-  e: '\x1b',
-  '"': '"',
-  '/': '/',
-  '\\': '\\',
-  N: '\u0085',
-  _: '\u00a0',
-  L: '\u2028',
-  P: '\u2029',
-};
-
-/** Characters that cannot start a plain scalar (or start something else: flow, quotes, props, comments). */
-const NOT_PLAIN_START = new Set(['[', ']', '{', '}', ',', '#', '&', '*', '!', '|', '>', "'", '"', '%', '@', '`']);
 
 class Reader {
   private pos = 0;
@@ -262,91 +230,14 @@ class Reader {
     const t = this.t;
     const c = t[p]!;
     if (c === '"' || c === "'") {
-      const e = this.quotedEnd(p);
+      const e = quotedEnd(t, p);
       let q = e;
       while (t.charCodeAt(q) === 32) q++;
       return t[q] === ':' && (q + 1 >= t.length || t[q + 1] === ' ' || t[q + 1] === '\n');
     }
     if (NOT_PLAIN_START.has(c)) return false;
     if ((c === '?' || c === ':') && (t[p + 1] === ' ' || t[p + 1] === '\n' || p + 1 >= t.length)) throw GIVE_UP;
-    return this.plainEnd(p, true).key;
-  }
-
-  /**
-   * The end of a one-line plain scalar in block context starting at `p` (trailing spaces excluded), and
-   * whether it ends at a `: ` (a key).
-   */
-  private plainEnd(p: number, _key: boolean): { end: number; key: boolean } {
-    const t = this.t;
-    const n = t.length;
-    let q = p;
-    let last = p; // end of the last non-space character
-    while (q < n) {
-      const ch = t.charCodeAt(q);
-      if (ch === 10) break; // \n
-      if (ch === 58) {
-        // ':'
-        const nx = t.charCodeAt(q + 1);
-        if (q + 1 >= n || nx === 32 || nx === 10) return { end: last, key: true };
-      } else if (ch === 35 && t.charCodeAt(q - 1) === 32) {
-        break; // ' #' starts a comment
-      }
-      q++;
-      if (ch !== 32) last = q;
-    }
-    return { end: last, key: false };
-  }
-
-  /** The offset after the closing quote of a one-line quoted scalar at `p`. */
-  private quotedEnd(p: number): number {
-    const t = this.t;
-    const quote = t[p];
-    let q = p + 1;
-    for (;;) {
-      const ch = t[q];
-      if (ch === undefined || ch === '\n') throw GIVE_UP; // unterminated or multi-line
-      if (quote === '"' && ch === '\\') {
-        q += 2;
-        continue;
-      }
-      if (ch === quote) {
-        if (quote === "'" && t[q + 1] === "'") {
-          q += 2;
-          continue;
-        }
-        return q + 1;
-      }
-      q++;
-    }
-  }
-
-  private quotedValue(p: number, end: number): string {
-    const t = this.t;
-    if (t[p] === "'") return t.slice(p + 1, end - 1).replace(/''/g, "'");
-    const body = t.slice(p + 1, end - 1);
-    if (!body.includes('\\')) return body;
-    let out = '';
-    for (let i = 0; i < body.length; i++) {
-      const ch = body[i]!;
-      if (ch !== '\\') {
-        out += ch;
-        continue;
-      }
-      const e = body[++i]!;
-      const simple = ESCAPES[e];
-      if (simple !== undefined) {
-        out += simple;
-        continue;
-      }
-      const len = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
-      const hex = body.slice(i + 1, i + 1 + len);
-      if (len === 0 || !/^[0-9a-fA-F]+$/.test(hex) || hex.length !== len) throw GIVE_UP;
-      const cp = parseInt(hex, 16);
-      if (cp > 0x10ffff) throw GIVE_UP;
-      out += String.fromCodePoint(cp);
-      i += len;
-    }
-    return out;
+    return plainEnd(this.t, p, true).key;
   }
 
   private scalar(value: unknown, start: number, end: number): FastScalar {
@@ -358,14 +249,14 @@ class Reader {
     const p = this.pos;
     let node: FastScalar;
     if (t[p] === '"' || t[p] === "'") {
-      const e = this.quotedEnd(p);
-      node = this.scalar(this.quotedValue(p, e), p, e);
+      const e = quotedEnd(t, p);
+      node = this.scalar(quotedValue(t, p, e), p, e);
       this.pos = e;
     } else {
       const c = t[p]!;
       if (NOT_PLAIN_START.has(c) || ((c === '?' || c === ':' || c === '-') && (t[p + 1] === ' ' || t[p + 1] === '\n')))
         throw GIVE_UP;
-      const { end, key } = this.plainEnd(p, true);
+      const { end, key } = plainEnd(this.t, p, true);
       if (!key) throw GIVE_UP;
       node = this.scalar(resolvePlain(t.slice(p, end)), p, end);
       this.pos = end;
@@ -514,67 +405,23 @@ class Reader {
       return node;
     }
     if (c === '"' || c === "'") {
-      const e = this.quotedEnd(p);
-      const value = this.quotedValue(p, e);
+      const e = quotedEnd(t, p);
+      const value = quotedValue(t, p, e);
       this.pos = e;
       return new FastScalar(value, p, e, this.endOfLine());
     }
-    if (c === '|') return this.literalBlock(p, parent);
+    if (c === '|') {
+      const block = literalBlock(t, p, parent);
+      this.pos = block.end;
+      return new FastScalar(block.value, p, block.end, block.end);
+    }
     if (NOT_PLAIN_START.has(c)) throw GIVE_UP;
     if ((c === '?' || c === ':' || c === '-') && (t[p + 1] === ' ' || t[p + 1] === '\n' || p + 1 >= t.length))
       throw GIVE_UP;
-    const { end, key } = this.plainEnd(p, false);
+    const { end, key } = plainEnd(this.t, p, false);
     if (key) throw GIVE_UP;
     this.pos = end;
     return new FastScalar(resolvePlain(t.slice(p, end)), p, end, this.endOfLine());
-  }
-
-  /** `|` or `|-` (clip or strip chomping, indentation detected), inside a collection at column `parent`. */
-  private literalBlock(p: number, parent: number): FastScalar {
-    const t = this.t;
-    const chomp = t[p + 1] === '-' ? '-' : '';
-    this.pos = p + 1 + chomp.length;
-    if (t[this.pos] !== '\n' && this.pos < t.length) throw GIVE_UP; // indicators, comments: left to yaml
-    this.pos++;
-    const lines: string[] = [];
-    let indent = -1;
-    let contentEnd = -1; // offset after the last non-empty content line's newline
-    let blankRun = 0;
-    for (;;) {
-      if (this.pos >= t.length) break;
-      const ls = this.pos;
-      const le = this.lineEnd(ls);
-      let q = ls;
-      while (t.charCodeAt(q) === 32) q++;
-      if (q === le) {
-        // An empty line (spaces only).
-        if (indent < 0 && q - ls > 0) throw GIVE_UP; // leading blank lines with spaces: left to yaml
-        if (indent >= 0 && q - ls > indent) throw GIVE_UP; // spaces kept as content: left to yaml
-        blankRun++;
-        this.pos = le + 1;
-        continue;
-      }
-      const ind = q - ls;
-      if (indent < 0) {
-        if (ind <= parent) throw GIVE_UP; // empty block scalar
-        indent = ind;
-      }
-      if (ind < indent) break;
-      for (; blankRun > 0; blankRun--) lines.push('');
-      lines.push(t.slice(ls + indent, le));
-      this.pos = le + 1;
-      contentEnd = Math.min(le + 1, t.length);
-      if (le >= t.length) break;
-    }
-    if (indent < 0 || contentEnd < 0) throw GIVE_UP;
-    const lastHasNewline = contentEnd <= t.length && t[contentEnd - 1] === '\n';
-    if (!lastHasNewline) throw GIVE_UP;
-    // Rewind to the first line after the content (blank lines after it belong to nothing here).
-    this.pos = contentEnd;
-    const body = lines.join('\n');
-    const value = chomp === '-' ? body : body + '\n';
-    // The next content line decides; the comment rule applies as for other scalars.
-    return new FastScalar(value, p, contentEnd, contentEnd);
   }
 
   /** A one-line flow collection at `p`; `pos` ends after its closing bracket. */
@@ -635,9 +482,9 @@ class Reader {
     }
     if (c === '"' || c === "'") {
       // JSON-like `"a":b` adjacency is left to yaml (the caller requires `: `).
-      const e = this.quotedEnd(q);
+      const e = quotedEnd(t, q);
       this.pos = e;
-      return this.scalar(this.quotedValue(q, e), q, e);
+      return this.scalar(quotedValue(t, q, e), q, e);
     }
     if (NOT_PLAIN_START.has(c)) throw GIVE_UP;
     if ((c === '?' || c === ':' || c === '-') && !/[^ \n,[\]{}]/.test(t[q + 1] ?? ' ')) throw GIVE_UP;
