@@ -2,7 +2,7 @@
  * Builds the cluster model from manifests: nodes (from Node objects, else from a kind Cluster config),
  * pods (given, or placed from workload templates), Services expanded per port with ClusterIP, NodePort,
  * LoadBalancer IPs and endpoints — given, or predicted the way the controllers would (endpoint controller
- * for selectors and named ports, MetalLB's allocator for LoadBalancer IPs).
+ * for selectors and named ports in endpoints.ts, MetalLB's allocator for LoadBalancer IPs).
  */
 import { type FileDiagnostic, clipWords } from '../../diagnostics.ts';
 import { formatAddr, parseAddr } from '../../net/addr.ts';
@@ -17,27 +17,14 @@ import type {
   NodeM,
   PodM,
   ServiceM,
-  ServicePortM,
   WorkloadM,
 } from '../manifest/types.ts';
 import type { Loc } from '../manifest/yaml-node.ts';
+import { EndpointBuilder } from './endpoints.ts';
 import { clusterIPAllocator, nthPodCIDR, nthPodIP, poolAddresses, portAllocator } from './predict.ts';
-import type {
-  ClusterModel,
-  EndpointInfo,
-  KubeProxySettings,
-  NodeInfo,
-  PodInfo,
-  Prediction,
-  ServicePortInfo,
-} from './types.ts';
+import type { ClusterModel, KubeProxySettings, NodeInfo, PodInfo, Prediction, ServicePortInfo } from './types.ts';
 
 const EXCLUDE_LB = 'node.kubernetes.io/exclude-from-external-load-balancers';
-
-function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(selector);
-  return keys.length > 0 && keys.every(k => labels[k] === selector[k]);
-}
 
 /**
  * The labels the kubelet puts on every node (kubernetes.io/os and /arch from the Go runtime, hostname from
@@ -66,6 +53,7 @@ class Builder {
   readonly predictions: Prediction[] = [];
   readonly diagnostics: FileDiagnostic[];
   private readonly predictOn: boolean;
+  private readonly endpoints = new EndpointBuilder((loc, code, message) => this.warn(loc, code, message));
 
   constructor(
     private readonly set: ManifestSet,
@@ -452,7 +440,12 @@ class Builder {
             );
         }
         const spn = port.name ? `${key}:${port.name}` : key;
-        const { endpoints, source } = this.endpointsFor(svc, port, mySlices, podsByNamespace.get(svc.namespace) ?? []);
+        const { endpoints, source } = this.endpoints.endpointsFor(
+          svc,
+          port,
+          mySlices,
+          podsByNamespace.get(svc.namespace) ?? [],
+        );
         out.push({
           service: svc,
           namespace: svc.namespace,
@@ -533,116 +526,6 @@ class Builder {
       );
     return null;
   }
-
-  /** Pods by one label's value, per pod list and label key (built when a selector first uses the key). */
-  private readonly podIndex = new WeakMap<PodInfo[], Map<string, Map<string, PodInfo[]>>>();
-
-  /**
-   * The pods that can match a selector, in their order: those with its first label. Filtering every pod per
-   * Service made 25k Services over 75k pods billions of comparisons.
-   */
-  private candidates(pods: PodInfo[], selector: Readonly<Record<string, string>>): PodInfo[] {
-    let byKey = this.podIndex.get(pods);
-    if (!byKey) this.podIndex.set(pods, (byKey = new Map()));
-    let first: string | undefined;
-    for (const k in selector) {
-      first = k;
-      break;
-    }
-    if (first === undefined) return [];
-    let byValue = byKey.get(first);
-    if (!byValue) {
-      byValue = new Map();
-      for (const p of pods) {
-        const v = p.labels[first];
-        if (v === undefined) continue;
-        const list = byValue.get(v);
-        if (list) list.push(p);
-        else byValue.set(v, [p]);
-      }
-      byKey.set(first, byValue);
-    }
-    return byValue.get(selector[first]!) ?? [];
-  }
-
-  private endpointsFor(
-    svc: ServiceM,
-    port: ServicePortM,
-    slices: EndpointSliceM[],
-    pods: PodInfo[],
-  ): { endpoints: EndpointInfo[]; source: ServicePortInfo['endpointSource'] } {
-    if (slices.length) {
-      const eps: EndpointInfo[] = [];
-      for (const s of slices) {
-        const sp = s.ports.find(p => p.name === port.name && p.protocol === port.protocol);
-        if (!sp || sp.port === null) continue;
-        for (const e of s.endpoints) {
-          // kube-proxy uses an endpoint's first address (endpointslicecache.go, addEndpoints).
-          const ip = e.addresses[0] ? normalizeIP(e.addresses[0]) : null;
-          if (!ip) continue;
-          eps.push({
-            ip,
-            port: sp.port,
-            nodeName: e.nodeName,
-            ready: e.ready,
-            serving: e.serving,
-            terminating: e.terminating,
-            podName: e.targetPod,
-            predicted: false,
-          });
-        }
-      }
-      return {
-        endpoints: dedupeSort(eps),
-        source: slices.some(s => (s as { kind: string }).kind === 'EndpointSlice') ? 'EndpointSlice' : 'Endpoints',
-      };
-    }
-    if (!svc.selector) return { endpoints: [], source: 'none' };
-    const matching = this.candidates(pods, svc.selector).filter(
-      p => p.namespace === svc.namespace && selects(svc.selector!, p.labels),
-    );
-    if (matching.length === 0) {
-      this.warn(
-        svc.fieldLocs.selector ?? svc.loc,
-        'selector-matches-nothing',
-        `Service ${svc.namespace}/${svc.name}: selector ${Object.entries(svc.selector)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(',')} matches no pod in these manifests, so it has no endpoints`,
-      );
-      return { endpoints: [], source: 'selector' };
-    }
-    const eps: EndpointInfo[] = [];
-    for (const p of matching) {
-      if (!p.ip) continue;
-      let target: number | null;
-      if (port.targetPort === null) target = port.port;
-      else if (typeof port.targetPort === 'number') target = port.targetPort;
-      else {
-        // The endpoint controller resolves a named targetPort per pod (FindPort in pkg/api/v1/pod).
-        const cp = p.containerPorts.find(c => c.name === port.targetPort && c.protocol === port.protocol);
-        target = cp ? cp.containerPort : null;
-        if (target === null) {
-          this.warn(
-            port.loc,
-            'named-port-unresolved',
-            `Service ${svc.namespace}/${svc.name}: targetPort '${port.targetPort}' is not a ${port.protocol} container port of pod ${p.name}; the pod is left out of the endpoints`,
-          );
-          continue;
-        }
-      }
-      eps.push({
-        ip: p.ip,
-        port: target,
-        nodeName: p.nodeName,
-        ready: p.ready && !p.terminating,
-        serving: p.ready,
-        terminating: p.terminating,
-        podName: p.name,
-        predicted: true,
-      });
-    }
-    return { endpoints: dedupeSort(eps), source: 'selector' };
-  }
 }
 
 /**
@@ -688,21 +571,9 @@ function ips(list: readonly string[]): string[] {
   return list.map(normalizeIP).filter((x): x is string => x !== null);
 }
 
-/** kube-proxy keys endpoints by `ip:port` and sorts them by that string (endpointsMapFromEndpointInfo). */
-function dedupeSort(eps: EndpointInfo[]): EndpointInfo[] {
-  const keys = eps.map(endpointString);
-  // A stable sort by key puts the first of equal keys first: keep it, drop the rest.
-  const order = keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
-  const out: EndpointInfo[] = [];
-  for (let k = 0; k < order.length; k++)
-    if (k === 0 || keys[order[k]!] !== keys[order[k - 1]!]) out.push(eps[order[k]!]!);
-  return out;
-}
-
 export function buildClusterModel(set: ManifestSet, opts: BuildOptions = {}): ClusterModel {
   return new Builder(set, opts).build();
 }
 
-export function endpointString(e: { ip: string; port: number }): string {
-  return e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
-}
+// Moved to endpoints.ts; re-exported for the modes that import it from here.
+export { endpointString } from './endpoints.ts';
