@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT, tempFile } from '../helpers/fixtures.ts';
+import { ROOT, budgetSpendingManifests, tempFile } from '../helpers/fixtures.ts';
 import { cli } from '../helpers/cli.ts';
 
 const SEED3 = join(ROOT, 'examples', 'seed-003');
@@ -71,15 +71,7 @@ describe('packetlens trace --manifests', () => {
 describe('partial manifests (the reader stopped at its budget)', () => {
   // Deployments asking for 100,000 replicas each spend the reader's budget (an entry per replica): the
   // second is not read, nor what follows it.
-  const deployment = (name: string) =>
-    `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${name}}\nspec: {replicas: 100000, template: {metadata: {labels: {app: ${name}}}}}\n`;
-  const text = [
-    `apiVersion: v1\nkind: Service\nmetadata: {name: early}\nspec: {clusterIP: 10.96.0.20, ports: [{port: 80}]}\n`,
-    deployment('a'),
-    deployment('b'),
-    deployment('c'),
-    `apiVersion: v1\nkind: Service\nmetadata: {name: late}\nspec: {clusterIP: 10.96.0.30, ports: [{port: 80}]}\n`,
-  ].join('---\n');
+  const text = budgetSpendingManifests(['a', 'b', 'c']);
   const file = tempFile('partial.yaml', text);
 
   it('synth says so in its header', () => {

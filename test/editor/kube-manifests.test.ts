@@ -20,7 +20,7 @@ import { nodeDump, nodeDumpFileName, nodePicks } from '../../src/editor/kube/nod
 import { portLens } from '../../src/editor/kube/service-lens.ts';
 import { serviceHover } from '../../src/editor/kube/service-hover.ts';
 import { TextLines } from '../../src/editor/text-lines.ts';
-import { ROOT } from '../helpers/fixtures.ts';
+import { ROOT, budgetSpendingManifests } from '../helpers/fixtures.ts';
 
 function seedFiles(seed: string): ManifestFile[] {
   const dir = join(ROOT, 'examples', seed);
@@ -474,14 +474,7 @@ describe('manifests: Trace Packet end to end', () => {
 describe('partial manifests in the editor (the reader stopped at its budget)', () => {
   // Deployments asking for 100,000 replicas each spend the reader's budget (an entry per replica): the
   // second is not read, nor the Service after it.
-  const deployment = (name: string) =>
-    `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${name}}\nspec: {replicas: 100000, template: {metadata: {labels: {app: ${name}}}}}\n`;
-  const text = [
-    `apiVersion: v1\nkind: Service\nmetadata: {name: early}\nspec: {clusterIP: 10.96.0.20, ports: [{port: 80}]}\n`,
-    deployment('a'),
-    deployment('b'),
-    `apiVersion: v1\nkind: Service\nmetadata: {name: late}\nspec: {clusterIP: 10.96.0.30, ports: [{port: 80}]}\n`,
-  ].join('---\n');
+  const text = budgetSpendingManifests(['a', 'b']);
   const view = new ClusterView('big', [{ file: 'file:///ws/big.yaml', text }]);
 
   it("the node's rules document and a trace to a Service past the cut say the answer is partial", () => {

@@ -42,3 +42,18 @@ export function tempFile(name: string, text: string, prefix = 'packetlens-'): st
   writeFileSync(p, text);
   return p;
 }
+
+/**
+ * Manifests past the reader's budget (160,000 entries): Service `early`, then Deployments asking for
+ * 100,000 replicas each (an entry per replica), then Service `late`. The second Deployment spends the
+ * budget, so it and everything after it (from line 11) are not read.
+ */
+export function budgetSpendingManifests(deployments: readonly string[]): string {
+  const deployment = (name: string) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${name}}\nspec: {replicas: 100000, template: {metadata: {labels: {app: ${name}}}}}\n`;
+  return [
+    `apiVersion: v1\nkind: Service\nmetadata: {name: early}\nspec: {clusterIP: 10.96.0.20, ports: [{port: 80}]}\n`,
+    ...deployments.map(deployment),
+    `apiVersion: v1\nkind: Service\nmetadata: {name: late}\nspec: {clusterIP: 10.96.0.30, ports: [{port: 80}]}\n`,
+  ].join('---\n');
+}
