@@ -12,7 +12,9 @@ import type { run as Run } from './main.ts';
  * ends with a clear message instead of swapping or an abort. PACKETLENS_HEAP_MB changes the cap (0: none,
  * the command runs on the main thread).
  */
-const HEAP_MB = Number(process.env.PACKETLENS_HEAP_MB ?? 768);
+const asked = Number(process.env.PACKETLENS_HEAP_MB ?? 768);
+// Not a number of megabytes (PACKETLENS_HEAP_MB=lots): the default cap, not none.
+const HEAP_MB = Number.isFinite(asked) && asked >= 0 ? asked : 768;
 // Run from the TypeScript source (`node --import tsx src/cli/cli.ts`, the tests) the worker could not load
 // it (tsx's hooks are the main thread's): the command runs on the main thread, uncapped, as before.
 const bundled = typeof __filename === 'string' && __filename.endsWith('.js');
