@@ -5,7 +5,6 @@
  * for selectors and named ports in endpoints.ts, MetalLB's allocator for LoadBalancer IPs).
  */
 import { type FileDiagnostic, clipWords } from '../../diagnostics.ts';
-import { formatAddr, parseAddr } from '../../net/addr.ts';
 import type { ManifestSet } from '../manifest/read.ts';
 import type {
   EndpointSliceM,
@@ -20,6 +19,7 @@ import type {
   WorkloadM,
 } from '../manifest/types.ts';
 import type { Loc } from '../manifest/yaml-node.ts';
+import { normalizeCIDR, normalizeIP } from './addresses.ts';
 import { EndpointBuilder } from './endpoints.ts';
 import { clusterIPAllocator, nthPodCIDR, nthPodIP, poolAddresses, portAllocator } from './predict.ts';
 import type { ClusterModel, KubeProxySettings, NodeInfo, PodInfo, Prediction, ServicePortInfo } from './types.ts';
@@ -528,45 +528,6 @@ class Builder {
   }
 }
 
-/**
- * kube-proxy reads addresses with netutils.ParseIPSloppy / ParseCIDRSloppy, which accept leading zeros as
- * decimal (`172.30.0.041` is 172.30.0.41) and trims spaces; invalid ones are dropped (TestBadIPs).
- */
-export function normalizeIP(text: string): string | null {
-  if (canonicalIPv4(text)) return text;
-  const a = parseAddr(text.trim());
-  return a ? formatAddr(a) : null;
-}
-
-/** A dotted quad exactly as formatAddr writes it (no spaces, no leading zeros): nearly every address read. */
-function canonicalIPv4(text: string): boolean {
-  let parts = 0;
-  let digits = 0;
-  let value = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || ++parts > 3) return false;
-      digits = 0;
-      value = 0;
-    } else if (c >= 48 && c <= 57) {
-      if (digits > 0 && value === 0) return false; // a leading zero
-      value = value * 10 + (c - 48);
-      if (++digits > 3 || value > 255) return false;
-    } else return false;
-  }
-  return parts === 3 && digits > 0;
-}
-
-export function normalizeCIDR(text: string): string | null {
-  const [addr, prefix] = text.trim().split('/');
-  const a = addr ? parseAddr(addr) : null;
-  if (!a || prefix === undefined || !/^\d+$/.test(prefix)) return null;
-  const p = Number(prefix);
-  if (p > (a.v === 4 ? 32 : 128)) return null;
-  return `${formatAddr(a)}/${p}`;
-}
-
 function ips(list: readonly string[]): string[] {
   return list.map(normalizeIP).filter((x): x is string => x !== null);
 }
@@ -575,5 +536,6 @@ export function buildClusterModel(set: ManifestSet, opts: BuildOptions = {}): Cl
   return new Builder(set, opts).build();
 }
 
-// Moved to endpoints.ts; re-exported for the modes that import it from here.
+// Moved to endpoints.ts and addresses.ts; re-exported for the modules that import them from here.
 export { endpointString } from './endpoints.ts';
+export { normalizeCIDR, normalizeIP } from './addresses.ts';

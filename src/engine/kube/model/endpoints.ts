@@ -6,7 +6,7 @@
 import type { FileDiagnostic } from '../../diagnostics.ts';
 import type { EndpointSliceM, ServiceM, ServicePortM } from '../manifest/types.ts';
 import type { Loc } from '../manifest/yaml-node.ts';
-import { normalizeIP } from './build.ts';
+import { normalizeIP } from './addresses.ts';
 import type { EndpointInfo, PodInfo, ServicePortInfo } from './types.ts';
 
 function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
