@@ -124,6 +124,54 @@ describe(`diff worst cases (${SERVICES} Services × ${ENDPOINTS} endpoints)`, ()
     assert.ok(marked.new.every(f => f.masquerade) && marked.old.every(f => !f.masquerade));
   });
 
+  it('the masquerade bit renamed in both chains is proven from the packets whose mark the renaming moves', () => {
+    // The new rules are the old ones with bits 0x4000 and 0x8000 swapped (mark-renaming.ts): packets from
+    // outside and socket marks the swap keeps (0, 0xc000) fare alike without tracing; only the node's own
+    // packets marked 0x4000 or 0x8000 are classes. Before, every Service's packets were cut from outside
+    // too: 150 Services took past the 10,000-class budget and the answer was approximate.
+    const s150 = generateKubeProxyDump(150, 2);
+    const { a, b, report } = compare(s150, masqBitBoth(s150));
+    assert.equal(report.proven, true, report.approximations.join('; '));
+    assert.equal(report.verdict, 'changed');
+    assert.ok(report.classesTraced <= 2500, `${report.classesTraced} classes traced`);
+    for (const c of report.changes) {
+      assert.equal(c.class.extent.from, 'local');
+      assert.ok(['0x4000', '0x8000'].includes(c.class.extent.mark!), c.class.packet);
+    }
+    const s = serviceAt(7, 2);
+    const probes: PacketInput[] = [];
+    for (const dst of [s.clusterIP, '198.51.100.7', '172.18.0.4'])
+      for (const dport of [s.port, s.port + 1]) {
+        const p = { protocol: 'tcp', sport: 40000, dst, dport } as const;
+        for (const mark of [0, 0x4000, 0x8000, 0xc000])
+          probes.push({ ...p, src: '172.18.0.4', from: 'local', mark } as PacketInput);
+        probes.push({ ...p, src: '203.0.113.10', from: 'outside' } as PacketInput);
+        probes.push({ ...p, src: s.endpoints[0]!, from: 'outside' } as PacketInput);
+      }
+    assert.ok(bruteForce(a, b, report, probes, node) > 0);
+  });
+
+  it('a mark the renaming moves in an unchanged rule is no renaming: packets from outside still change', () => {
+    // A mangle rule (the same on both sides) marks some outside packets 0x8000: the old KUBE-POSTROUTING
+    // leaves them alone, the new one masquerades them. The swap of 0x4000 and 0x8000 does not fix that
+    // rule's constant, so the comparison must not skip packets from outside.
+    const small = generateKubeProxyDump(2, 1);
+    const mangle = [
+      '*mangle',
+      ':PREROUTING ACCEPT [0:0]',
+      '-A PREROUTING -s 192.0.2.0/24 -j MARK --or-mark 0x8000',
+      'COMMIT',
+      '',
+    ];
+    const withMangle = (t: string) => [t.trimEnd(), ...mangle].join('\n');
+    const { a, b, report } = compare(withMangle(small), withMangle(masqBitBoth(small)));
+    assert.equal(report.proven, true, report.approximations.join('; '));
+    const outside = report.changes.filter(c => c.class.extent.from === 'outside');
+    assert.ok(outside.length > 0, 'packets from 192.0.2.0/24 change');
+    const p = { protocol: 'tcp', src: '192.0.2.9', sport: 40000, dst: '198.51.100.7', dport: 80, from: 'outside' };
+    assert.ok(bruteForce(a, b, report, [p as PacketInput], node) > 0);
+  });
+
   it('a reorder of overlapping rules is a change, found where they overlap', () => {
     // The NODEPORTS rule moved first overlaps every Service rule: Service packets to the node's own
     // address may now take it first.

@@ -31,6 +31,7 @@ import { type Span, addrValue, netSpan } from './space.ts';
 import { type Family, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
 import { regionClasses } from './region.ts';
+import { markRenaming, movedPart } from './mark-renaming.ts';
 import { diffHeadlines } from './headlines.ts';
 import {
   assemble,
@@ -117,7 +118,7 @@ export function diffRulesets(
   for (const c of chainChanges) differing.set(chainKey(c.table, c.chain), changedRules(oldRs, newRs, c));
   const run = nft
     ? diffNft(oldRs, newRs, chainChanges, node, options)
-    : [diffFamily(oldRs, newRs, oldRs.tables.size ? oldRs.family : newRs.family, changed, node, options)];
+    : [diffFamily(oldRs, newRs, oldRs.tables.size ? oldRs.family : newRs.family, changed, node, options, chainChanges)];
   const warnings = [...node.problems];
   if (changed.size && run.some(r => r.env.nodeAddrs.length === 0))
     warnings.push(
@@ -261,14 +262,19 @@ function diffFamily(
   changed: Set<string>,
   node: NodeModel,
   options: DiffOptions,
+  chainChanges: readonly ChainChange[],
 ): FamilyRun {
   const env = classEnv(node, options, family);
   const q = classQueue(options.maxClasses ?? DEFAULT_MAX_CLASSES);
   if (changed.size) {
     // The packets whose fate can change: those that reach a changed chain in a state its two versions
-    // answer differently (region.ts); every other packet meets the same rules on both sides.
+    // answer differently (region.ts); every other packet meets the same rules on both sides. When the new
+    // rules are the old ones with mark bits renamed, only packets whose mark the renaming moves can fare
+    // otherwise (mark-renaming.ts): every packet from outside and every other mark is proven alike.
     const graph = new JumpGraph([oldRs, newRs]);
-    for (const c of regionClasses(graph, changed, env).classes) q.add(c);
+    const sigma = markRenaming(oldRs, newRs, chainChanges, options.node, options.paths ?? false);
+    for (const c of regionClasses(graph, changed, env).classes)
+      for (const p of sigma ? movedPart(env, c, sigma) : [c]) q.add(p);
     if (options.sweep ?? true) for (const c of sweepClasses([oldRs, newRs], env)) q.add(c);
   }
   return explore(oldRs, newRs, env, q, changed, node, options, () => false);
