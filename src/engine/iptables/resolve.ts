@@ -11,6 +11,7 @@ import { type Chain, type HookName, type Ruleset, type Table, TABLE_HOOKS } from
 import { STANDARD_TARGETS, TARGETS } from '../targets/registry.ts';
 import { IptChain, IptRule, checkRowDiagnostics, ruleCountOf } from './rule-node.ts';
 import type { TargetRef } from './rule-store.ts';
+import { RowProver } from './row-proof.ts';
 
 /**
  * Target extensions iptables 1.8 ships (libxt_*, libipt_*, libip6t_* with upper-case names). A `-j NAME`
@@ -266,12 +267,17 @@ export function validateRules(rs: Ruleset, options: { readonly release?: boolean
   if (validated.has(rs)) return;
   validated.add(rs);
   for (const t of rs.tables.values()) {
+    const prover = options.release ? new RowProver(t.chains, rs.family) : null;
     for (const c of t.chains.values()) {
-      if (options.release && c instanceof IptChain && c.inRows) {
-        // Rules nothing has asked for yet are checked from their rows, without making their objects.
+      if (prover && c instanceof IptChain && c.inRows) {
+        // Rules nothing has asked for yet are checked from their rows, without making their objects; the
+        // common shapes are proven valid from their characters (row-proof.ts), the rest go to the validator.
         const rows = c.rows;
-        for (let r = c.firstRow; r >= 0; r = rows.next(r))
+        const text = rows.text;
+        for (let r = c.firstRow; r >= 0; r = rows.next(r)) {
+          if (prover.proves(text, rows.lineStart(r), rows.lineLength(r), rows.specStart(r))) continue;
           for (const d of checkRowDiagnostics(rows, r)) rs.diagnostics.push(d);
+        }
         continue;
       }
       for (const r of c.rules) {
