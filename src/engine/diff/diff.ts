@@ -31,7 +31,7 @@ import { type Span, addrValue, netSpan } from './space.ts';
 import { type Family, parseNet } from '../net/addr.ts';
 import { sweepClasses } from './sweep.ts';
 import { regionClasses } from './region.ts';
-import { markRenaming, movedPart } from './mark-renaming.ts';
+import { type MarkRenaming, markRenaming, mirrorClass, movedPart } from './mark-renaming.ts';
 import { diffHeadlines } from './headlines.ts';
 import {
   assemble,
@@ -266,18 +266,30 @@ function diffFamily(
 ): FamilyRun {
   const env = classEnv(node, options, family);
   const q = classQueue(options.maxClasses ?? DEFAULT_MAX_CLASSES);
+  let sigma: MarkRenaming | null = null;
   if (changed.size) {
     // The packets whose fate can change: those that reach a changed chain in a state its two versions
     // answer differently (region.ts); every other packet meets the same rules on both sides. When the new
     // rules are the old ones with mark bits renamed, only packets whose mark the renaming moves can fare
-    // otherwise (mark-renaming.ts): every packet from outside and every other mark is proven alike.
+    // otherwise, and each such class stands for its mirror (mark-renaming.ts).
     const graph = new JumpGraph([oldRs, newRs]);
-    const sigma = markRenaming(oldRs, newRs, chainChanges, options.node, options.paths ?? false);
+    sigma = markRenaming(oldRs, newRs, chainChanges, options.node, options.paths ?? false);
     for (const c of regionClasses(graph, changed, env).classes)
       for (const p of sigma ? movedPart(env, c, sigma) : [c]) q.add(p);
     if (options.sweep ?? true) for (const c of sweepClasses([oldRs, newRs], env)) q.add(c);
   }
-  return explore(oldRs, newRs, env, q, changed, node, options, () => false);
+  const s = sigma;
+  return explore(
+    oldRs,
+    newRs,
+    env,
+    q,
+    changed,
+    node,
+    options,
+    () => false,
+    s ? c => mirrorClass(env, c, s) : undefined,
+  );
 }
 
 /**
@@ -338,6 +350,7 @@ function explore(
   node: NodeModel,
   options: DiffOptions,
   irrelevantJump: ((rule: Rule) => boolean) | undefined,
+  mirror?: (c: PacketClass) => PacketClass | null,
 ): FamilyRun {
   const { pending } = q;
   const family = env.family;
@@ -359,6 +372,38 @@ function explore(
   const note = (side: number, trace: Trace, into: Set<string>) => {
     for (const o of trace.outcomes)
       for (const e of o.events) if (e.kind === 'chain') into.add(`${side} ${e.table} ${e.chain}`);
+  };
+  const changeOf = (
+    c: PacketClass,
+    ta: Trace,
+    tb: Trace,
+    oldF: ReturnType<typeof fatesOf>,
+    newF: ReturnType<typeof fatesOf>,
+    aspects: ReturnType<typeof compareFates>,
+    approximate: boolean,
+  ): ClassChange => {
+    const ro = responsibleRules({ rs: oldRs, other: newRs }, ta, changed);
+    const rn = responsibleRules({ rs: newRs, other: oldRs }, tb, changed);
+    const none = !ro.differing.length && !rn.differing.length;
+    const oldRules = none ? ro.inChanged : ro.differing;
+    const newRules = none ? rn.inChanged : rn.differing;
+    return {
+      class: { packet: packetText(c, ta.packet.sport), extent: c.extent, origin: c.origin },
+      group: groupOf(
+        [
+          { rs: oldRs, trace: ta },
+          { rs: newRs, trace: tb },
+        ],
+        changed,
+        [...oldRules, ...newRules],
+      ),
+      aspects: shared.share(aspects),
+      old: shared.share(oldF),
+      new: shared.share(newF),
+      oldRules: shared.share(oldRules),
+      newRules: shared.share(newRules),
+      approximate,
+    };
   };
   while (pending.length) {
     if (weight > maxRetained || work.rules > maxWork) {
@@ -413,34 +458,25 @@ function explore(
         note(1, b.trace, enteredOpen);
       }
     }
-    if (!aspects.length) continue;
-    const approximate = open || a.trace.unknown || b.trace.unknown;
-    if (approximate) approxClasses++;
-    const ro = responsibleRules({ rs: oldRs, other: newRs }, a.trace, changed);
-    const rn = responsibleRules({ rs: newRs, other: oldRs }, b.trace, changed);
-    const none = !ro.differing.length && !rn.differing.length;
-    const oldRules = none ? ro.inChanged : ro.differing;
-    const newRules = none ? rn.inChanged : rn.differing;
-    const change: ClassChange = {
-      class: { packet: packetText(c, a.trace.packet.sport), extent: c.extent, origin: c.origin },
-      group: groupOf(
-        [
-          { rs: oldRs, trace: a.trace },
-          { rs: newRs, trace: b.trace },
-        ],
-        changed,
-        [...oldRules, ...newRules],
-      ),
-      aspects: shared.share(aspects),
-      old: shared.share(oldF),
-      new: shared.share(newF),
-      oldRules: shared.share(oldRules),
-      newRules: shared.share(newRules),
-      approximate,
-    };
-    weight += weightOf(change);
-    changes.push(change);
-    if (c.box && !approximate) boxes.set(change, { box: c.box, input: c.input, affinity: c.affinity });
+    // A class whose marks a renaming of mark bits moves stands for its mirror too (mark-renaming.ts): the
+    // mirror's walk under the old rules is this class's under the new ones, and the other way round.
+    const views = [{ cls: c, ta: a.trace, tb: b.trace, oldF, newF, aspects }];
+    const m = mirror?.(c);
+    if (m) {
+      const mo = fatesOf(b.trace, oldRs, options.paths ?? false);
+      const mn = fatesOf(a.trace, newRs, options.paths ?? false);
+      views.push({ cls: m, ta: b.trace, tb: a.trace, oldF: mo, newF: mn, aspects: compareFates(mo, mn) });
+    }
+    for (const v of views) {
+      if (!v.aspects.length) continue;
+      const approximate = open || v.ta.unknown || v.tb.unknown;
+      if (approximate) approxClasses++;
+      const change = changeOf(v.cls, v.ta, v.tb, v.oldF, v.newF, v.aspects, approximate);
+      weight += weightOf(change);
+      changes.push(change);
+      if (v.cls.box && !approximate)
+        boxes.set(change, { box: v.cls.box, input: v.cls.input, affinity: v.cls.affinity });
+    }
   }
   const key = (c: ClassChange) => sharedChangeKey(shared, c);
   dropRedundant(changes, boxes, family, key);

@@ -168,8 +168,9 @@ function movedBits(sigma: MarkRenaming): number[] {
 }
 
 /**
- * The part of a class σ does not leave alone: nothing for a class from outside (mark 0); for a class of
- * packets the node sends, its pieces whose moved bits are pinned to a pattern σ changes (each moved bit b a
+ * The part of a class σ does not leave alone, one of each mirrored pair: nothing for a class from outside
+ * (mark 0); for a class of packets the node sends, its pieces whose moved bits are pinned to a pattern σ
+ * changes and that is the smaller of the pair (each moved bit b a
  * mark test `b/b` of its own, on which every mark of the piece agrees with its representative, as refine.ts
  * reads the `-m mark` tests a class was cut at). A class whose earlier mark tests
  * disagree with a pinned piece is kept whole (traced as before).
@@ -187,7 +188,9 @@ export function movedPart(env: ClassEnv, c: PacketClass, sigma: MarkRenaming): P
     bits.forEach((b, k) => {
       if (pattern & (1 << k)) mark = (mark | b) >>> 0;
     });
-    if (applyRenaming(sigma, mark) === mark) continue;
+    // σ is a product of disjoint swaps, so it pairs each moved pattern with another: the smaller one is
+    // traced and stands for both (`mirrorClass`).
+    if (applyRenaming(sigma, mark) <= mark) continue;
     const agrees = box.marks.every(([v, m]) => ((mark & m) >>> 0 === v) === ((rep & m) >>> 0 === v));
     if (!agrees) return [c];
     const marks = [...box.marks, ...bits.map(b => [b, b] as const)];
@@ -195,4 +198,25 @@ export function movedPart(env: ClassEnv, c: PacketClass, sigma: MarkRenaming): P
     if (piece) out.push(piece);
   }
   return out;
+}
+
+/**
+ * The class σ pairs with a traced one: the same box, its representative's mark renamed. It fares under the
+ * old rules as the traced class under the new ones and the other way round (the equivariance above, with
+ * σ an involution), so its comparison is the traced one with the two sides' walks exchanged, and it is
+ * closed exactly when the traced class is. Null for a class whose mark σ leaves alone.
+ */
+export function mirrorClass(env: ClassEnv, c: PacketClass, sigma: MarkRenaming): PacketClass | null {
+  const box = c.box;
+  if (!box || box.from !== 'local') return null;
+  // Only a class that pins every moved bit (movedPart's pieces and what they split into): one that does
+  // not holds both members of a pair itself.
+  if (!movedBits(sigma).every(b => box.marks.some(([v, m]) => v === b && m === b))) return null;
+  const mark = Number(c.input.mark ?? 0) >>> 0;
+  const other = applyRenaming(sigma, mark);
+  if (other === mark) return null;
+  // The renamed tests: a packet agrees with the mirror's representative on σ(test) exactly when its
+  // renamed twin agrees with the traced representative on the test, so the mirror's box is σ(box).
+  const marks = box.marks.map(([v, m]) => [applyRenaming(sigma, v), applyRenaming(sigma, m)] as const);
+  return pieceClass(env, c, { box: { ...box, marks }, mark: other });
 }
