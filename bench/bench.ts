@@ -60,6 +60,13 @@ function targets(peers: PeerRow[]): void {
   atMost('trace through the CLI, CPU per packet (320k rules, --json)', big.traceMsPerPacket, 0.2, 'ms');
   atMost('trace with --why-not, CPU per packet (320k rules)', big.traceWhyNotMsPerPacket, 1, 'ms');
   atMost(
+    'trace with --why-not=grouped, CPU per packet (320k rules)',
+    big.traceWhyNotGroupedMsPerPacket,
+    1,
+    'ms',
+    'the same record, each stretch of rules skipped for another -d as one entry',
+  );
+  atMost(
     'trace cost per packet at 320k over 32k rules',
     +(big.traceMsPerPacket / small.traceMsPerPacket).toFixed(2),
     1.2,

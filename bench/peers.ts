@@ -97,6 +97,8 @@ export interface PeerRow {
   legacyRestore: Timed | null;
   traceMsPerPacket: number;
   traceWhyNotMsPerPacket: number;
+  /** `--why-not=grouped`: the same record with each stretch of skipped rules as one entry. */
+  traceWhyNotGroupedMsPerPacket: number;
 }
 
 /** check and trace of one dump, beside the restore tools. */
@@ -122,6 +124,7 @@ export function measurePeers(cli: string, outDir: string, file: string, services
     legacyRestore,
     traceMsPerPacket: +perPacket([]).toFixed(3),
     traceWhyNotMsPerPacket: +perPacket(['--why-not']).toFixed(3),
+    traceWhyNotGroupedMsPerPacket: +perPacket(['--why-not=grouped']).toFixed(3),
   };
   console.log(`\n${services} Services (${file}):`);
   console.log(`  packetlens check              ${fmt(check)}`);
@@ -132,7 +135,7 @@ export function measurePeers(cli: string, outDir: string, file: string, services
     console.log(`  iptables-legacy-restore --test ${fmt(legacyRestore)}  → packetlens ${ratio(legacyRestore, check)}`);
   else console.log('  iptables-legacy-restore       not installed');
   console.log(
-    `  trace --packets --json        ${row.traceMsPerPacket} ms/packet CPU (with --why-not ${row.traceWhyNotMsPerPacket})`,
+    `  trace --packets --json        ${row.traceMsPerPacket} ms/packet CPU (with --why-not ${row.traceWhyNotMsPerPacket}, --why-not=grouped ${row.traceWhyNotGroupedMsPerPacket})`,
   );
   return row;
 }

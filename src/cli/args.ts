@@ -1,11 +1,20 @@
 /** A small, strict argument reader: repeated flags collect, unknown flags are errors that name themselves. */
 export interface FlagSpec {
-  readonly [name: string]: 'string' | 'strings' | 'boolean';
+  /** `switch`: a boolean that may also be given a value, `--why-not` or `--why-not=grouped` (never the next word). */
+  readonly [name: string]: 'string' | 'strings' | 'boolean' | 'switch';
 }
 
 export type Parsed<F extends FlagSpec> = {
   positionals: string[];
-  flags: { [K in keyof F]?: F[K] extends 'strings' ? string[] : F[K] extends 'boolean' ? boolean : string };
+  flags: {
+    [K in keyof F]?: F[K] extends 'strings'
+      ? string[]
+      : F[K] extends 'boolean'
+        ? boolean
+        : F[K] extends 'switch'
+          ? true | string
+          : string;
+  };
 };
 
 export class UsageError extends Error {}
@@ -27,6 +36,10 @@ export function parseArgs<F extends FlagSpec>(argv: readonly string[], spec: F):
     const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
     const kind = spec[name];
     if (!kind) throw new UsageError(`unknown option --${name}`);
+    if (kind === 'switch') {
+      flags[name] = eq > 0 ? a.slice(eq + 1) : true;
+      continue;
+    }
     if (kind === 'boolean') {
       if (eq > 0) throw new UsageError(`--${name} takes no value`);
       flags[name] = true;
@@ -38,4 +51,12 @@ export function parseArgs<F extends FlagSpec>(argv: readonly string[], spec: F):
     else flags[name] = value;
   }
   return { positionals, flags: flags as Parsed<F>['flags'] };
+}
+
+/** `--why-not` (every miss) or `--why-not=grouped` (consecutive alike misses as one entry). */
+export function whyNotFlag(v: true | string | undefined): boolean | 'grouped' {
+  if (v === undefined) return false;
+  if (v === true) return true;
+  if (v === 'grouped') return 'grouped';
+  throw new UsageError(`--why-not takes no value (every miss) or =grouped, not '${v}'`);
 }

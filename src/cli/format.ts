@@ -1,9 +1,10 @@
 /** Human-readable output of the CLI: a tree per packet, most probable outcome first. */
-import type { Diagnostic, Trace } from '../engine/api.ts';
+import type { Diagnostic, Trace, TraceMissGroup } from '../engine/api.ts';
 import { formatDiagnostic, formatPercent as percent, outcomeHeadline as headline } from '../engine/api.ts';
 
 export interface FormatOptions {
-  readonly whyNot: boolean;
+  /** `grouped`: consecutive alike misses (and the rules a chain's index skipped) as one line each. */
+  readonly whyNot: boolean | 'grouped';
   readonly maxMissesPerChain: number;
   /** Outcomes drawn in full; the rest are summed on one line (--json lists every one). Default 20. */
   readonly maxOutcomes?: number;
@@ -56,7 +57,8 @@ export function formatTrace(trace: Trace, title: string, opts: FormatOptions): s
         `${bar}   ${where(s).padEnd(width)}  #${String(s.rule).padEnd(4)} line ${String(s.line).padEnd(6)} ${s.verdict}${s.action ? ` (${s.action})` : ''}${flag}`,
       );
     }
-    if (opts.whyNot && o.misses.length) {
+    if (opts.whyNot === 'grouped' && o.missesGrouped?.length) lines.push(...groupedMisses(o.missesGrouped, bar, opts));
+    else if (opts.whyNot && o.misses.length) {
       lines.push(`${bar}   why the other rules on the way did not match:`);
       const perChain = new Map<string, number>();
       for (const m of o.misses) {
@@ -77,6 +79,31 @@ export function formatTrace(trace: Trace, title: string, opts: FormatOptions): s
   });
   for (const w of trace.warnings) lines.push(`warning: ${w}`);
   return lines.join('\n');
+}
+
+/** `--why-not=grouped`: one line per group, `#first–last  lines a–b  reason (N rules)`, a few per chain. */
+function groupedMisses(groups: readonly TraceMissGroup[], bar: string, opts: FormatOptions): string[] {
+  const lines = [`${bar}   why the other rules on the way did not match:`];
+  const key = (g: TraceMissGroup) => `${g.table} ${g.chain}`;
+  const width = Math.max(0, ...groups.map(g => key(g).length));
+  const perChain = new Map<string, number>();
+  for (const g of groups) {
+    const n = (perChain.get(key(g)) ?? 0) + 1;
+    perChain.set(key(g), n);
+    if (n > opts.maxMissesPerChain) continue;
+    // A group of one is the line `--why-not` writes.
+    const at =
+      g.count > 1
+        ? `#${g.rule}–${g.lastRule} lines ${g.line}–${g.lastLine}`
+        : `#${String(g.rule).padEnd(4)} line ${String(g.line).padEnd(6)}`;
+    lines.push(`${bar}   ✗ ${key(g).padEnd(width)}  ${at} ${g.reason}${g.count > 1 ? ` (${g.count} rules)` : ''}`);
+  }
+  for (const [k, n] of perChain)
+    if (n > opts.maxMissesPerChain)
+      lines.push(
+        `${bar}   ✗ ${k}: ${n - opts.maxMissesPerChain} more groups (--json --why-not=grouped lists every one)`,
+      );
+  return lines;
 }
 
 export function formatDiagnostics(file: string, diagnostics: readonly Diagnostic[]): string[] {

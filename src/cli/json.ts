@@ -5,7 +5,11 @@
  */
 import type { PacketInput, Trace, TraceMiss } from '../engine/api.ts';
 
-export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: boolean; events: boolean }): unknown {
+export function toJsonTrace(
+  trace: Trace,
+  input: PacketInput,
+  opts: { misses: boolean | 'grouped'; events: boolean },
+): unknown {
   return {
     packet: { ...trace.packet, ...(input.name ? { name: input.name } : {}) },
     from: trace.from,
@@ -28,7 +32,11 @@ export function toJsonTrace(trace: Trace, input: PacketInput, opts: { misses: bo
       ...(o.ctmarkVaries ? { ctmarkVaries: o.ctmarkVaries } : {}),
       ...(o.loop ? { loop: o.loop } : {}),
       ...(o.notEnumerated ? { notEnumerated: o.notEnumerated } : {}),
-      ...(opts.misses ? { misses: o.misses } : {}),
+      ...(opts.misses === 'grouped'
+        ? { missesGrouped: o.missesGrouped ?? [] }
+        : opts.misses
+          ? { misses: o.misses }
+          : {}),
       ...(opts.events ? { events: o.events } : {}),
     })),
     warnings: trace.warnings,
@@ -50,12 +58,13 @@ export type Chunk = string | Uint8Array;
 export function jsonTraceChunks(
   trace: Trace,
   input: PacketInput,
-  opts: { misses: boolean; events: boolean },
+  opts: { misses: boolean | 'grouped'; events: boolean },
   extra?: Record<string, unknown>,
 ): Chunk[] {
   const lists = trace.outcomes.map(o => o.misses);
   const json = (v: unknown) => JSON.stringify(extra ? { ...(v as object), ...extra } : v);
-  if (!opts.misses || lists.reduce((n, l) => n + l.length, 0) < 256) return [json(toJsonTrace(trace, input, opts))];
+  if (opts.misses !== true || lists.reduce((n, l) => n + l.length, 0) < 256)
+    return [json(toJsonTrace(trace, input, opts))];
   // Each outcome's misses stand in as a marker string no rule text can hold (a per-process nonce).
   const marker = `\u0000packetlens-misses-${NONCE}\u0000`;
   const withMarkers = toJsonTrace(

@@ -18,7 +18,7 @@ import {
   proxyMode,
   traceFromManifests,
 } from '../engine/api.ts';
-import { UsageError, parseArgs } from './args.ts';
+import { UsageError, parseArgs, whyNotFlag } from './args.ts';
 import { formatTrace } from './format.ts';
 import { toJsonTrace } from './json.ts';
 import { readManifestFiles } from './manifest-files.ts';
@@ -152,21 +152,26 @@ export function synthCommand(argv: string[], io: Io): number {
 export function traceManifests(
   paths: readonly string[],
   inputs: { input: PacketInput; where: string }[],
-  flags: { node?: string; mode?: string; json?: boolean; 'why-not'?: boolean; events?: boolean },
+  flags: { node?: string; mode?: string; json?: boolean; 'why-not'?: true | string; events?: boolean },
   io: Io,
 ): number {
   const chosen = flags.mode === undefined ? undefined : proxyMode(flags.mode);
   if (flags.mode !== undefined && !chosen)
     throw new UsageError(`--mode takes ${orList(PROXY_MODE_NAMES)}, not '${flags.mode}'`);
+  const whyNot = whyNotFlag(flags['why-not']);
   const model = loadModel(paths, io);
   let first = true;
   for (const { input, where } of inputs) {
-    const r = traceFromManifests(model, input, { node: flags.node ?? null, ...(chosen ? { mode: chosen.name } : {}) });
+    const r = traceFromManifests(model, input, {
+      node: flags.node ?? null,
+      ...(chosen ? { mode: chosen.name } : {}),
+      ...(whyNot === 'grouped' ? { explain: 'grouped' as const } : {}),
+    });
     if (!r.ok) throw new UsageError(`${where}: ${r.error}`);
     const v = r.value;
     if (flags.json) {
       const base = toJsonTrace(v.trace, input, {
-        misses: flags['why-not'] ?? false,
+        misses: whyNot,
         events: flags.events ?? false,
       }) as { outcomes: Record<string, unknown>[] };
       base.outcomes.forEach((o, i) =>
@@ -203,7 +208,7 @@ export function traceManifests(
     const tree = formatTrace(
       v.trace,
       `${input.protocol} ${input.src ?? '(node)'} -> ${input.dst}${input.dport !== undefined ? `:${input.dport}` : ''} on ${v.node}`,
-      { whyNot: flags['why-not'] ?? false, maxMissesPerChain: 3 },
+      { whyNot, maxMissesPerChain: 3 },
     ).split('\n');
     let outcome = -1;
     for (const line of tree) {

@@ -18,7 +18,7 @@ import {
   formatDiagnostic,
   ipvsInterceptors,
 } from '../engine/api.ts';
-import { UsageError, parseArgs } from './args.ts';
+import { UsageError, parseArgs, whyNotFlag } from './args.ts';
 import { readTextFile } from './io.ts';
 import { formatDiagnostics, formatTrace } from './format.ts';
 import { type Chunk, jsonTraceChunks } from './json.ts';
@@ -154,7 +154,7 @@ const TRACE_FLAGS = {
   'route-localnet': 'boolean',
   ipset: 'string',
   affinity: 'strings',
-  'why-not': 'boolean',
+  'why-not': 'switch',
   events: 'boolean',
   json: 'boolean',
   manifests: 'strings',
@@ -251,7 +251,7 @@ function trace(argv: string[], io: Io): number {
   const ipsets = sources.ipset ? parseIpsetSave(sources.ipset.text, sources.ipset.file) : null;
   if (ipsets) for (const line of formatDiagnostics(sources.ipset!.file, ipsets.diagnostics)) io.err(line);
   if (!flags.json) for (const n of sources.notes) io.err(`note: ${n}`);
-  const whyNot = flags['why-not'] ?? false;
+  const whyNot = whyNotFlag(flags['why-not']);
   // A bundle's ipvsadm listing: IPVS takes new connections to its virtual services (src/engine/ipvs/).
   const interceptors = sources.ipvs ? ipvsInterceptors(sources.ipvs.table) : [];
   // What the node's files leave out or contradict in the dump travels with every trace (node-check.ts).
@@ -264,7 +264,8 @@ function trace(argv: string[], io: Io): number {
       node,
       ipsets,
       recent: flags.affinity ?? [],
-      explain: whyNot || !flags.json || !!flags.live,
+      // The grouped why-not is the whole record too; a live capture is aligned with every miss (align.ts).
+      explain: whyNot === 'grouped' && !flags.live ? 'grouped' : !!whyNot || !flags.json || !!flags.live,
       // The events (each path's full narrative) are printed by --events and read by --format and --live.
       events: !!(flags.events || flags.format || flags.live),
       ...(interceptors.length ? { interceptors } : {}),

@@ -47,6 +47,7 @@ export type {
   TraceOutcome,
   TraceStep,
   TraceMiss,
+  TraceMissGroup,
   TraceEvent,
   TraceAssumption,
   Disposition,

@@ -79,6 +79,44 @@ describe('packetlens trace', () => {
     assert.match(r.out.join('\n'), /├─ +50% {2}forwarded → 10\.10\.1\.11:80 .*masqueraded to 172\.18\.0\.4/);
   });
 
+  it("--why-not=grouped writes each outcome's misses grouped, in JSON and as text", () => {
+    const svc = Array.from({ length: 60 }, (_, i) => `-A SVC -d 10.0.0.${i + 1}/32 -p tcp -m tcp --dport 80 -j HIT`);
+    const f = tmp(
+      'svc.rules',
+      ['*nat', ':PREROUTING ACCEPT [0:0]', ':SVC - [0:0]', ':HIT - [0:0]', '-A PREROUTING -j SVC', ...svc]
+        .concat(['-A HIT -j DNAT --to-destination 10.1.0.1:8080', 'COMMIT', ''])
+        .join('\n'),
+    );
+    const args = ['trace', f, '--packet', 'tcp 172.18.0.9 -> 10.0.0.42:80', '--node-ip', '172.18.0.4'];
+    const json = cli(...args, '--json', '--why-not=grouped');
+    assert.equal(json.code, 0);
+    const o = JSON.parse(json.out[0]!).outcomes[0];
+    assert.equal(o.misses, undefined);
+    assert.deepEqual(o.missesGrouped, [
+      {
+        hook: 'PREROUTING',
+        table: 'nat',
+        chain: 'SVC',
+        rule: 1,
+        line: 6,
+        reason: "-d ∌ 10.0.0.42: each rule's -d is another address",
+        count: 41,
+        lastRule: 41,
+        lastLine: 46,
+      },
+    ]);
+    // The full list is unchanged: every rule, one entry each.
+    assert.equal(JSON.parse(cli(...args, '--json', '--why-not').out[0]!).outcomes[0].misses.length, 41);
+    const text = cli(...args, '--why-not=grouped');
+    assert.match(
+      text.out.join('\n'),
+      /✗ nat SVC {2}#1–41 lines 6–46 -d ∌ 10\.0\.0\.42: each rule's -d is another address \(41 rules\)/,
+    );
+    const bad = cli(...args, '--why-not=some');
+    assert.equal(bad.code, 2);
+    assert.match(bad.err.join('\n'), /--why-not takes no value \(every miss\) or =grouped, not 'some'/);
+  });
+
   it('exits 2 with file and reason on unreadable input', () => {
     const r = cli('trace', '/nonexistent.rules', '--packet', 'tcp 1.2.3.4 -> 5.6.7.8:80');
     assert.equal(r.code, 2);

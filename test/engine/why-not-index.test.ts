@@ -26,11 +26,11 @@ function rules(): string {
   return lines.join('\n');
 }
 
-function trace(dst: string, budget?: number): Trace {
+function trace(dst: string, budget?: number, explain: true | 'grouped' = true): Trace {
   const r = tracePacket(
     parseClean(rules()),
     { protocol: 'tcp', src: '172.18.0.9', dst, dport: 80 },
-    { node: { addresses: ['172.18.0.4'] }, explain: true, ...(budget ? { budget } : {}) },
+    { node: { addresses: ['172.18.0.4'] }, explain, ...(budget ? { budget } : {}) },
   );
   if (!r.ok) throw new Error(r.error);
   return r.trace;
@@ -85,5 +85,53 @@ describe('why-not through a destination-indexed chain', () => {
     );
     assert.deepEqual(summary(t)[0]!.missed, upTo(7));
     assert.equal(t.budget?.steps, 9);
+  });
+});
+
+// `--why-not=grouped` (eval/miss-log.ts): the same record, consecutive alike misses and each stretch the
+// index skipped as one entry, checked against the full list of the same trace.
+describe('why-not grouped', () => {
+  for (const dst of ['10.0.0.42', '10.0.0.60', '10.0.0.10', '10.0.0.5', '10.9.9.9'])
+    it(`stands for exactly the full list, in order (to ${dst})`, () => {
+      const full = trace(dst);
+      const grouped = trace(dst, undefined, 'grouped');
+      assert.deepEqual(grouped.budget, full.budget);
+      assert.equal(grouped.outcomes.length, full.outcomes.length);
+      full.outcomes.forEach((o, k) => {
+        const g = grouped.outcomes[k]!;
+        assert.deepEqual(g.misses, []);
+        let at = 0;
+        for (const e of g.missesGrouped!) {
+          const run = o.misses.slice(at, at + e.count);
+          at += e.count;
+          assert.equal(run.length, e.count);
+          assert.deepEqual(
+            run.map(m => [m.hook, m.table, m.chain, m.rule, m.line]),
+            run.map((_, i) => [e.hook, e.table, e.chain, e.rule + i, e.line + i]),
+          );
+          assert.deepEqual([e.lastRule, e.lastLine], [run.at(-1)!.rule, run.at(-1)!.line]);
+          if (e.reason === `-d ∌ ${dst}: each rule's -d is another address`)
+            for (const m of run) assert.match(m.reason, new RegExp(`^-d \\S+ ∌ ${dst.replace(/\./g, '\\.')}$`));
+          else for (const m of run) assert.equal(m.reason, e.reason);
+        }
+        assert.equal(at, o.misses.length);
+      });
+    });
+
+  it('writes the stretches the index skipped as one entry each', () => {
+    const t = trace('10.0.0.42', undefined, 'grouped');
+    const svc = t.outcomes[1]!.missesGrouped!.filter(m => m.chain === 'SVC');
+    const run = "-d ∌ 10.0.0.42: each rule's -d is another address";
+    assert.deepEqual(
+      svc.map(m => [m.rule, m.lastRule, m.count, m.reason]),
+      [
+        [1, 9, 9, run],
+        [10, 10, 1, '-s 192.168.0.0/16 ∌ 172.18.0.9'],
+        [11, 11, 1, '-d 10.0.0.11/32 ∌ 10.0.0.42'],
+        [12, 19, 8, run],
+        [20, 20, 1, 'random 0.5 (kernel: 1073741824/2^31): not chosen'],
+        [21, 41, 21, run],
+      ],
+    );
   });
 });

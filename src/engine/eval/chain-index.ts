@@ -28,6 +28,8 @@ export interface ChainIndex {
   readonly hasSrc: Uint8Array | null;
   /** `formatNet` of `dstNets`, filled on first use. */
   readonly dstWords: (string | undefined)[];
+  /** Per rule position, where the stretch of rules `skipExplained` starting there ends (computed on first use). */
+  explainedEnds?: Int32Array;
 }
 
 const indexes = new WeakMap<Chain, ChainIndex | null>();
@@ -120,11 +122,29 @@ export function candidates(index: ChainIndex, key: string | number | null): numb
  * first (`ip_packet_match`): the caller asks the rule itself then. `dst` is `formatAddr(pkt.dst)`.
  */
 export function skippedMiss(index: ChainIndex, i: number, dst: string): string | null {
-  if (!index.dstNets || !index.hasSrc || index.hasSrc[i]) return null;
-  const net = index.dstNets[i];
-  if (!net) return null;
+  if (!skipExplained(index, i)) return null;
+  const net = index.dstNets![i]!;
   let words = index.dstWords[i];
   if (words === undefined) index.dstWords[i] = words = formatNet(net);
   // The words of match-rule.ts `headerMiss` for a `-d` that does not contain the packet's destination.
   return `-d ${words} ∌ ${dst}`;
+}
+
+/** Whether `skippedMiss` explains the rule at `i` from the index alone (its words do not depend on the packet). */
+export function skipExplained(index: ChainIndex, i: number): boolean {
+  return !!index.dstNets && !!index.hasSrc && !index.hasSrc[i] && !!index.dstNets[i];
+}
+
+/**
+ * The end (exclusive, at most `to`) of the stretch of rules from `i` that `skipExplained` explains; `i` when
+ * the rule at `i` is not. One table per index, so a trace finds each stretch in one step, not rule by rule.
+ */
+export function explainedUntil(index: ChainIndex, i: number, to: number): number {
+  let ends = index.explainedEnds;
+  if (!ends) {
+    const n = index.dstNets?.length ?? 0;
+    ends = index.explainedEnds = new Int32Array(n);
+    for (let k = n - 1; k >= 0; k--) ends[k] = skipExplained(index, k) ? (k + 1 < n ? ends[k + 1]! : n) : k;
+  }
+  return i < ends.length ? Math.min(ends[i]!, to) : i;
 }

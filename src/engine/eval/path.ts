@@ -4,7 +4,8 @@
  */
 import { type Rational, ONE } from '../rational.ts';
 import { type PacketState, clonePacket } from '../net/packet.ts';
-import type { TraceAssumption, TraceEvent, TraceMiss, TraceStep } from './trace-types.ts';
+import { MissLog } from './miss-log.ts';
+import type { TraceAssumption, TraceEvent, TraceStep } from './trace-types.ts';
 
 /**
  * Where a path's events go: the list itself, or only their count when the caller shows no events (the
@@ -34,7 +35,8 @@ export interface Path {
   prob: Rational;
   pkt: PacketState;
   steps: TraceStep[];
-  misses: TraceMiss[];
+  /** Why-not: the rules that did not match (miss-log.ts). */
+  misses: MissLog;
   events: EventLog;
   assumptions: TraceAssumption[];
   notes: string[];
@@ -60,7 +62,7 @@ export function newPath(pkt: PacketState, recordEvents = true): Path {
     prob: ONE,
     pkt,
     steps: [],
-    misses: [],
+    misses: new MissLog(),
     events: recordEvents ? [] : new EventCount(),
     assumptions: [],
     notes: [],
@@ -78,7 +80,7 @@ export function forkPath(p: Path): Path {
     prob: p.prob,
     pkt: clonePacket(p.pkt),
     steps: [...p.steps],
-    misses: [...p.misses],
+    misses: p.misses.fork(),
     events: p.events instanceof EventCount ? new EventCount(p.events.length) : [...(p.events as TraceEvent[])],
     assumptions: [...p.assumptions],
     notes: [...p.notes],

@@ -451,7 +451,13 @@ function hostPort(a: Addr, port: number | null, show: ShowAddr): string {
  * The outcome of one ending. Without `probabilities` its two probability fields are left 0 and '' (they
  * keep their place in the object): `mergeEndings` writes them from the merged sum.
  */
-export function toOutcome(e: Ending, show: ShowAddr = formatAddr, probabilities = true): Omit<TraceOutcome, 'paths'> {
+export function toOutcome(
+  e: Ending,
+  show: ShowAddr = formatAddr,
+  probabilities = true,
+  /** The why-not record as `missesGrouped` (and `misses` empty) rather than as the full list. */
+  grouped = false,
+): Omit<TraceOutcome, 'paths'> {
   const p = e.path;
   const ct = p.pkt.ct;
   return {
@@ -465,7 +471,8 @@ export function toOutcome(e: Ending, show: ShowAddr = formatAddr, probabilities 
     rejectWith: e.rejectWith,
     reason: e.reason,
     steps: p.steps,
-    misses: p.misses,
+    misses: grouped ? [] : p.misses.list(),
+    ...(grouped ? { missesGrouped: p.misses.grouped() } : {}),
     assumptions: p.assumptions,
     events: eventsOf(p.events),
     notes: p.notes,

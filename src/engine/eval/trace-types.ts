@@ -36,6 +36,18 @@ export interface TraceMiss {
   readonly reason: string;
 }
 
+/**
+ * Consecutive rules of one chain that did not match for the same reason, as one entry (`--why-not=grouped`):
+ * `count` rules from `rule` (line `line`) to `lastRule` (line `lastLine`). A single miss is a group of one.
+ * The rules a destination index skipped (each names another `-d` address) are one group whose `reason`
+ * names the packet's destination: `-d ∌ 10.96.39.15: each rule's -d is another address`.
+ */
+export interface TraceMissGroup extends TraceMiss {
+  readonly count: number;
+  readonly lastRule: number;
+  readonly lastLine: number;
+}
+
 /** An undecidable match or target the path assumed one way; the other way is another outcome. */
 export interface TraceAssumption {
   readonly table: string;
@@ -122,6 +134,8 @@ export interface TraceOutcome {
   readonly reason: string | null;
   readonly steps: readonly TraceStep[];
   readonly misses: readonly TraceMiss[];
+  /** With `explain: 'grouped'` (and then `misses` is empty): the same misses, consecutive alike ones as one entry. */
+  readonly missesGrouped?: readonly TraceMissGroup[];
   readonly assumptions: readonly TraceAssumption[];
   readonly events: readonly TraceEvent[];
   readonly notes: readonly string[];

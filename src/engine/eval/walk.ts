@@ -17,7 +17,8 @@ import { add, complement, format as formatRational, isZero, mul, toNumber, type 
 import { type LiveMarks, type TraceLimits, addRemainder } from './budget.ts';
 import type { TraceEnv } from './env.ts';
 import { headerMiss, testMatch, whyMatch } from './match-rule.ts';
-import { chainIndex, skippedMiss } from './chain-index.ts';
+import { chainIndex, explainedUntil, skippedMiss } from './chain-index.ts';
+import { SkipRun } from './miss-log.ts';
 import { formatAddr } from '../net/addr.ts';
 import { type Path, forkPath } from './path.ts';
 import { sameState } from './same-state.ts';
@@ -209,16 +210,25 @@ class TableWalk {
     const n = to - from;
     if (L.steps + n <= L.maxSteps && path.misses.length + n <= MAX_MISSES_PER_PATH) {
       // Neither budget runs out in this run (thousands of rules in KUBE-SERVICES): count it at once, and
-      // record each miss as `miss` would (same fields, same order).
       L.steps += n;
       path.work += n;
+      // record each miss as `miss` would (same fields, same order); a stretch explained by the index alone is
+      // one run (miss-log.ts), its entries made only if the full list is read.
       const hook = this.hook;
       const table = this.table.name;
       const { misses, pkt } = path;
-      for (let i = from; i < to; i++) {
+      let i = from;
+      while (i < to) {
+        const j = explainedUntil(index, i, to);
+        if (j > i) {
+          misses.pushRun(new SkipRun(hook, table, chain, index, i, j, dst));
+          i = j;
+          continue;
+        }
         const rule = chain.rules[i]!;
-        const reason = skippedMiss(index, i, dst) ?? headerMiss(rule, pkt, true) ?? '';
+        const reason = headerMiss(rule, pkt, true) ?? '';
         misses.push({ hook, table, chain: rule.chain, rule: rule.index, line: rule.line + 1, reason });
+        i++;
       }
       return 'next';
     }

@@ -56,6 +56,8 @@ export interface ManifestTraceOptions {
   /** Default: the model's kube-proxy mode. */
   readonly mode?: ProxyModeName;
   readonly ipvs?: IpvsTraceOptions;
+  /** The trace's why-not record (`TraceOptions.explain`; default every miss). */
+  readonly explain?: boolean | 'grouped';
 }
 
 export type ManifestTraceResult = { ok: true; value: ManifestTrace } | { ok: false; error: string };
@@ -275,7 +277,11 @@ export function traceFromManifests(
     from: onThisNode || (!src && !clientPod) ? 'local' : 'outside',
     ...(clientPod && clientPod.nodeName === node.name ? { in: podIface(clientPod) } : {}),
   };
-  const t = tracePacket(rs, packet, setup.trace);
+  const t = tracePacket(
+    rs,
+    packet,
+    opts.explain === undefined ? setup.trace : { ...setup.trace, explain: opts.explain },
+  );
   if (!t.ok) return { ok: false, error: t.error };
   const client: Hop = clientPod
     ? {
