@@ -153,6 +153,20 @@ describe(`diff worst cases (${SERVICES} Services × ${ENDPOINTS} endpoints)`, ()
     assert.ok(bruteForce(a, b, report, probes, node) > 0);
   });
 
+  it("a box over many Service addresses costs the proof one rule per split, not every Service's rule", () => {
+    // The node's marked packets are cut at each Service address of KUBE-SERVICES in turn (the box past the
+    // cut is split again at the next one). The proof used to count, and build, the whole list of candidate
+    // rules for each of those boxes: 400 Services needed more than 120,000 rule checks (quadratic in the
+    // Services); now it counts the rules it looks at, and 40,000 is ample.
+    const s400 = generateKubeProxyDump(400, 1);
+    const a = parseIptables(s400, { file: 'old', lazy: true });
+    const b = parseIptables(masqBitBoth(s400), { file: 'new', lazy: true });
+    const r = diffRulesets(a, b, { node, maxWork: 40_000 });
+    assert.ok(r.ok);
+    assert.equal(r.report.proven, true, r.report.approximations.join('; '));
+    assert.equal(r.report.verdict, 'changed');
+  });
+
   it('a mark the renaming moves in an unchanged rule is no renaming: packets from outside still change', () => {
     // A mangle rule (the same on both sides) marks some outside packets 0x8000: the old KUBE-POSTROUTING
     // leaves them alone, the new one masquerades them. The swap of 0x4000 and 0x8000 does not fix that

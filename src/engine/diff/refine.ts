@@ -235,8 +235,11 @@ function portIndex(chain: Chain, family: 4 | 6): NonNullable<ChainIndex['ports']
  * few destination ports, the rules that test none of them are left out too (a rule testing one port
  * matches no packet of a box without it). Any order will do: a split found at any rule is a valid split.
  */
-function candidates(chain: Chain, box: Box, family: 4 | 6): readonly Rule[] {
-  if (chain.rules.length <= SMALL_CHAIN) return chain.rules;
+function* candidates(chain: Chain, box: Box, family: 4 | 6): Generator<Rule> {
+  if (chain.rules.length <= SMALL_CHAIN) {
+    yield* chain.rules;
+    return;
+  }
   let ix = indexes.get(chain);
   if (!ix) {
     const wide: number[] = [];
@@ -261,18 +264,22 @@ function candidates(chain: Chain, box: Box, family: 4 | 6): readonly Rule[] {
     if (ix.exact[mid]!.d < box.dst.lo) lo = mid + 1;
     else hi = mid;
   }
-  let end = lo;
-  while (end < ix.exact.length && ix.exact[end]!.d <= box.dst.hi) end++;
+  let end = ix.exact.length;
+  for (let a = lo; a < end;) {
+    const mid = (a + end) >> 1;
+    if (ix.exact[mid]!.d <= box.dst.hi) a = mid + 1;
+    else end = mid;
+  }
   const dp = box.dport;
   if (end - lo > MANY_CANDIDATES && dp && dp.hi - dp.lo < FEW_PORTS) {
     ix.ports ??= portIndex(chain, family);
     const picked = [...ix.ports.rest];
     for (let p = dp.lo; p <= dp.hi; p++) picked.push(...(ix.ports.byPort.get(p) ?? []));
-    return picked.map(i => chain.rules[i]!);
+    for (const i of picked) yield chain.rules[i]!;
+    return;
   }
-  const out = ix.wide.map(i => chain.rules[i]!);
-  for (let k = lo; k < end; k++) out.push(chain.rules[ix.exact[k]!.i]!);
-  return out;
+  for (const i of ix.wide) yield chain.rules[i]!;
+  for (let k = lo; k < end; k++) yield chain.rules[ix.exact[k]!.i]!;
 }
 
 /** A class for a piece of a box: the representative moves only where it left the piece. */
@@ -396,10 +403,14 @@ export function checkClass(
         seen.add(key);
         // nftables steps name the table without its family: every table of that name is looked at.
         const chains = tablesNamed(rs, e.table).flatMap(t => t.chains.get(e.chain) ?? []);
-        const rules = chains.flatMap(chain => candidates(chain, view, env.family));
-        // What the proof costs: the comparison's work budget counts the rules looked at (diff.ts `explore`).
-        if (work) work.rules += rules.length;
+        // Candidates one at a time: a box split at the first rule of a long chain (each Service address of
+        // KUBE-SERVICES in turn, for a box over all of them) looks at that rule, not at every candidate.
+        const rules = (function* () {
+          for (const chain of chains) yield* candidates(chain, view, env.family);
+        })();
         for (const rule of rules) {
+          // What the proof costs: the comparison's work budget counts the rules looked at (diff.ts `explore`).
+          if (work) work.rules++;
           if (skip?.(rule)) continue;
           const f = rule.nft ? nftExtras(rule) : ruleFacts(rule, env.family);
           for (const st of f.ctstates) {

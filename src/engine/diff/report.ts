@@ -188,33 +188,107 @@ export function mergeAdjacent(
     else byKey.set(k, [c]);
   }
   const gone = new Set<ClassChange>();
+  const at = new Map<ClassChange, number>();
+  changes.forEach((c, i) => at.set(c, i));
   for (const list of byKey.values()) {
     if (list.length < 2 || list.length > 4096) continue;
-    let merged = true;
-    while (merged) {
-      merged = false;
-      for (let i = 0; i < list.length && !merged; i++) {
-        for (let j = i + 1; j < list.length && !merged; j++) {
-          const [x, y] = [boxes.get(list[i]!)!, boxes.get(list[j]!)!];
-          const m = mergeBoxes(x.box, y.box);
-          if (!m) continue;
-          const keep = list[i]!;
-          const entry = { box: m, input: x.input, affinity: x.affinity };
-          const next: ClassChange = {
-            ...keep,
-            class: { ...keep.class, extent: boxExtent(env.family, m, x.input, x.affinity, env.uplink) },
-          };
-          boxes.set(next, entry);
-          gone.add(list[j]!);
-          changes[changes.indexOf(keep)] = next;
-          list[i] = next;
-          list.splice(j, 1);
-          merged = true;
-        }
-      }
-    }
+    mergeRun(list, boxes, (i, j) => {
+      const [x, y] = [boxes.get(list[i]!)!, boxes.get(list[j]!)!];
+      const m = mergeBoxes(x.box, y.box)!;
+      const keep = list[i]!;
+      const entry = { box: m, input: x.input, affinity: x.affinity };
+      const next: ClassChange = {
+        ...keep,
+        class: { ...keep.class, extent: boxExtent(env.family, m, x.input, x.affinity, env.uplink) },
+      };
+      boxes.set(next, entry);
+      gone.add(list[j]!);
+      const k = at.get(keep)!;
+      changes[k] = next;
+      at.set(next, k);
+      list[i] = next;
+    });
   }
   for (let i = changes.length - 1; i >= 0; i--) if (gone.has(changes[i]!)) changes.splice(i, 1);
+}
+
+const SPANS = ['src', 'dst', 'sport', 'dport'] as const;
+
+/**
+ * Merges one list's boxes as a greedy pass would: repeatedly the first pair (i, j), i < j in list order,
+ * whose boxes `mergeBoxes` joins, the result taking i's place and j leaving; until no pair joins. Indexed
+ * by each span field's touching ends (boxes equal but in that field), so a list of n boxes costs about n
+ * lookups rather than n² `mergeBoxes` calls per merge (4,018 changed classes at 1,000 Services took 2 s).
+ * Only the merged box can give an earlier box a partner (the earlier ones had none), so after a merge the
+ * pass looks back from it and otherwise goes on where it was: the same pairs in the same order as
+ * restarting from the first box.
+ */
+function mergeRun(
+  list: ClassChange[],
+  boxes: ReadonlyMap<ClassChange, { box: Box }>,
+  merge: (i: number, j: number) => void,
+): void {
+  const span = (x: { lo: bigint; hi: bigint } | null) => (x ? `${x.lo}-${x.hi}` : '*');
+  const keyOf = (b: Box, f: (typeof SPANS)[number]) =>
+    JSON.stringify([b.from, b.proto, b.icmp, b.ifaces, b.marks, b.lists]) +
+    SPANS.map(g => (g === f ? '' : span(b[g]))).join('|');
+  const ends = new Map<string, Set<number>>();
+  const keysOf = (i: number): string[] => {
+    const b = boxes.get(list[i]!)!.box;
+    const out: string[] = [];
+    for (const f of SPANS) {
+      const x = b[f];
+      if (!x) continue;
+      const k = `${f} ${keyOf(b, f)}`;
+      out.push(`${k} lo ${x.lo}`, `${k} hi ${x.hi}`);
+    }
+    return out;
+  };
+  const index = (i: number, on: boolean) => {
+    for (const k of keysOf(i)) {
+      let set = ends.get(k);
+      if (!set) ends.set(k, (set = new Set()));
+      if (on) set.add(i);
+      else set.delete(i);
+    }
+  };
+  const alive = list.map(() => true);
+  const partners = (i: number): number[] => {
+    const b = boxes.get(list[i]!)!.box;
+    const out: number[] = [];
+    for (const f of SPANS) {
+      const x = b[f];
+      if (!x) continue;
+      const k = `${f} ${keyOf(b, f)}`;
+      for (const j of ends.get(`${k} lo ${x.hi + 1n}`) ?? []) if (alive[j] && j !== i) out.push(j);
+      for (const j of ends.get(`${k} hi ${x.lo - 1n}`) ?? []) if (alive[j] && j !== i) out.push(j);
+    }
+    return out.filter(j => mergeBoxes(b, boxes.get(list[j]!)!.box) !== null);
+  };
+  const join = (i: number, j: number) => {
+    index(i, false);
+    index(j, false);
+    merge(i, j);
+    alive[j] = false;
+    index(i, true);
+  };
+  for (let i = 0; i < list.length; i++) index(i, true);
+  let i = 0;
+  while (i < list.length) {
+    const later = alive[i] ? partners(i).filter(j => j > i) : [];
+    if (!later.length) {
+      i++;
+      continue;
+    }
+    join(i, Math.min(...later));
+    for (;;) {
+      const earlier = partners(i).filter(j => j < i);
+      if (!earlier.length) break;
+      const e = Math.min(...earlier);
+      join(e, i);
+      i = e;
+    }
+  }
 }
 
 export function ruleRef(rs: Ruleset, r: Rule): DiffRuleRef {

@@ -14,7 +14,7 @@ import type { ClassChange } from './types.ts';
 /** Changed classes a report keeps at most, weighed by their fates and rules (`weightOf`), by default. */
 export const DEFAULT_MAX_RETAINED = 500_000;
 /**
- * Rules the proof looks at (refine.ts `checkClass`, one per candidate rule per class and side) before a
+ * Rules the proof looks at (refine.ts `checkClass`, one per rule it evaluates per class and side) before a
  * comparison stops, by default. Classes each bounded, their work is not: a changed chain of 79,000 rules
  * (every Service of two manifest sets changed) has each class look at most of it, 10,000 classes took 160 s.
  */
