@@ -7,6 +7,7 @@ import {
   type ClusterModel,
   type InferredAddress,
   type PacketInput,
+  type ProxyModeName,
   buildClusterModel,
   dumpNode,
   formatDiagnostic,
@@ -15,6 +16,7 @@ import {
   PROXY_MODE_NAMES,
   KUBE_PROXY_MODE_NAMES,
   configuredMode,
+  modelCost,
   proxyMode,
   traceFromManifests,
 } from '../engine/api.ts';
@@ -31,7 +33,8 @@ interface Io {
 /** Problems printed before the rest are summed up in one line (a 100k-Service list must not flood the terminal). */
 const MAX_PRINTED_DIAGNOSTICS = 50;
 
-export function loadModel(paths: readonly string[], io: Io): ClusterModel {
+/** `mode`: the kube-proxy mode whose rules will be made (`--mode`), which the model's budget counts for. */
+export function loadModel(paths: readonly string[], io: Io, mode?: ProxyModeName): ClusterModel {
   const files = readManifestFiles(paths);
   const set = readManifests(files);
   // Files with no Kubernetes object at all (Helm values, docker-compose, any YAML) are not a cluster:
@@ -45,7 +48,7 @@ export function loadModel(paths: readonly string[], io: Io): ClusterModel {
       `${files.map(f => f.file).join(', ')}: no Kubernetes objects here (a manifest has apiVersion: and kind: at the top of each document; this looks like other YAML, e.g. Helm values or a docker-compose file)`,
     );
   }
-  const model = buildClusterModel(set);
+  const model = buildClusterModel(set, { cost: modelCost(mode) });
   const shown = model.diagnostics.slice(0, MAX_PRINTED_DIAGNOSTICS);
   for (const d of shown) io.err(formatDiagnostic(d.file, d));
   if (model.diagnostics.length > shown.length)
@@ -66,7 +69,7 @@ export function dumpNodeFromManifests(
   io: Io,
 ): readonly InferredAddress[] {
   const set = readManifests(readManifestFiles(paths));
-  const model = buildClusterModel(set);
+  const model = buildClusterModel(set, { cost: modelCost() });
   for (const d of model.diagnostics) io.err(formatDiagnostic(d.file, d));
   if (nodeName) {
     const n = model.nodes.find(x => x.name === nodeName);
@@ -117,7 +120,7 @@ export function synthCommand(argv: string[], io: Io): number {
   const allFormats = [...new Set(PROXY_MODES.flatMap(m => m.formats))];
   if (flags.format !== undefined && !allFormats.includes(flags.format))
     throw new UsageError(`--format takes ${allFormats.join(', ')}, not '${flags.format}'`);
-  const model = loadModel(positionals, io);
+  const model = loadModel(positionals, io, chosen?.name);
   // Without --mode, the mode the manifests configure (KubeProxyConfiguration mode, kind kubeProxyMode).
   const mode = chosen ?? configuredMode(model.kubeProxy.mode).mode;
   if (flags.format !== undefined && !mode.formats.includes(flags.format)) {
@@ -159,7 +162,7 @@ export function traceManifests(
   if (flags.mode !== undefined && !chosen)
     throw new UsageError(`--mode takes ${orList(PROXY_MODE_NAMES)}, not '${flags.mode}'`);
   const whyNot = whyNotFlag(flags['why-not']);
-  const model = loadModel(paths, io);
+  const model = loadModel(paths, io, chosen?.name);
   let first = true;
   for (const { input, where } of inputs) {
     const r = traceFromManifests(model, input, {

@@ -152,7 +152,14 @@ export type {
 export { synthesizeIptables, type KubeProxyRules, type SynthOptions } from './kube/modes/iptables/synth.ts';
 export { renderKubeProxyRestore, renderNodeSave } from './kube/modes/iptables/render.ts';
 export { dumpNode, type DumpNode } from './kube/dump-node.ts';
-export { proxyMode, configuredMode, PROXY_MODES, PROXY_MODE_NAMES, KUBE_PROXY_MODE_NAMES } from './kube/modes/index.ts';
+export {
+  proxyMode,
+  configuredMode,
+  modelCost,
+  PROXY_MODES,
+  PROXY_MODE_NAMES,
+  KUBE_PROXY_MODE_NAMES,
+} from './kube/modes/index.ts';
 export type {
   ProxyMode,
   ProxyModeName,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT, budgetSpendingManifests, tempFile } from '../helpers/fixtures.ts';
+import { ROOT, budgetSpendingManifests, productManifests, tempFile } from '../helpers/fixtures.ts';
 import { cli } from '../helpers/cli.ts';
 
 const SEED3 = join(ROOT, 'examples', 'seed-003');
@@ -101,6 +101,53 @@ describe('partial manifests (the reader stopped at its budget)', () => {
     assert.match(
       r.err.join('\n'),
       /from line 11, was not read: the answer is partial; a comparison needs each side whole, so nothing was compared/,
+    );
+  });
+});
+
+describe('partial manifests (the cluster model stopped at its budget on products)', () => {
+  // 80 KB: Service big's 1,000 ports × its EndpointSlice's 1,000 endpoints (before: synth ran out of memory).
+  const file = tempFile('product.yaml', productManifests());
+
+  it('synth says so in its header, with a ranged error naming the Service and the product', () => {
+    const r = cli('synth', file);
+    assert.equal(r.code, 0, r.err.join('\n'));
+    assert.match(
+      r.out.join('\n'),
+      /^# ⚠ partial manifests: .*product\.yaml: Service default\/big \(line 13\) has 1000 ports × 1000 endpoints = 1000000 endpoint-port pairs .*from line 13, were left out: the answer is partial; objects past that line are missing/m,
+    );
+    assert.match(
+      r.err.join('\n'),
+      /product\.yaml:13:1: error: .*Service default\/big \(line 13\) has 1000 ports × 1000 endpoints/,
+    );
+    // early, before the cut, keeps its rules.
+    assert.match(r.out.join('\n'), /default\/early:web cluster IP/);
+    assert.doesNotMatch(r.out.join('\n'), /default\/big:p0/);
+  });
+
+  it('trace --manifests says so in text and JSON, and --mode ipvs counts IPVS real servers', () => {
+    const r = cli('trace', '--manifests', file, '--packet', 'tcp 10.0.0.5 -> 10.96.0.20:80');
+    assert.equal(r.code, 0, r.err.join('\n'));
+    assert.match(r.out[0]!, /^⚠ partial manifests: .*Service default\/big \(line 13\)/);
+    const j = cli(
+      'trace',
+      '--manifests',
+      file,
+      '--packet',
+      'tcp 10.0.0.5 -> 10.96.0.30:80',
+      '--json',
+      '--mode',
+      'ipvs',
+    );
+    assert.match((JSON.parse(j.out[0]!) as { partial: string }).partial, /= 1000000 IPVS real servers .*left out/);
+  });
+
+  it('diff --node refuses a side the model cut', () => {
+    const r = cli('diff', file, file, '--node', 'node-1');
+    assert.equal(r.code, 2);
+    assert.match(
+      r.err.join('\n'),
+      /were left out: the answer is partial; a comparison needs each side whole, so nothing was compared/,
     );
   });
 });

@@ -20,7 +20,7 @@ import { nodeDump, nodeDumpFileName, nodePicks } from '../../src/editor/kube/nod
 import { portLens } from '../../src/editor/kube/service-lens.ts';
 import { serviceHover } from '../../src/editor/kube/service-hover.ts';
 import { TextLines } from '../../src/editor/text-lines.ts';
-import { ROOT, budgetSpendingManifests } from '../helpers/fixtures.ts';
+import { ROOT, budgetSpendingManifests, productManifests } from '../helpers/fixtures.ts';
 
 function seedFiles(seed: string): ManifestFile[] {
   const dir = join(ROOT, 'examples', seed);
@@ -468,6 +468,39 @@ describe('manifests: Trace Packet end to end', () => {
       manifestSuggestions(seed('seed-003'), 'tcp 172.18.0.100 -> 172.18.255.202').map(x => x.text),
       ['tcp 172.18.0.100 -> 172.18.255.202:80'],
     );
+  });
+});
+
+describe("partial manifests in the editor (the cluster model's budget on products)", () => {
+  // Service big's 1,000 ports × 1,000 endpoints in 80 KB (before: the manifests' worker built a million
+  // endpoints and synthesized four million rules).
+  const view = new ClusterView('product', [{ file: 'file:///ws/product.yaml', text: productManifests() }]);
+
+  it('puts the error on the Service, says so in the rules document and the trace, and keeps what came before', () => {
+    const d = view.model.diagnostics.find(x => x.code === 'input-too-large');
+    assert.ok(d);
+    assert.equal(d.range.start.line, 12);
+    assert.match(
+      d.message,
+      /Service default\/big \(line 13\) has 1000 ports × 1000 endpoints = 1000000 endpoint-port pairs/,
+    );
+    assert.deepEqual(
+      view.model.servicePorts.map(p => p.name),
+      ['early'],
+    );
+    const dump = nodeDump(view, view.model.nodes[0]!.name);
+    assert.match(dump.text, /^# ⚠ partial manifests: file:\/\/\/ws\/product\.yaml: Service default\/big/m);
+    const r = runManifestTrace(view, 'tcp 10.0.0.5 -> 10.96.0.20:80');
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    assert.match(
+      r.diagram.warnings[0] ?? '',
+      /^partial manifests: .*from line 13, were left out: the answer is partial/,
+    );
+  });
+
+  it('counts for the mode of the setting (IPVS: real servers)', () => {
+    const ipvs = new ClusterView('product', [{ file: 'file:///ws/product.yaml', text: productManifests() }], 'ipvs');
+    assert.match(ipvs.model.partial ?? '', /= 1000000 IPVS real servers/);
   });
 });
 

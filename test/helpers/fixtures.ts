@@ -57,3 +57,24 @@ export function budgetSpendingManifests(deployments: readonly string[]): string 
     `apiVersion: v1\nkind: Service\nmetadata: {name: late}\nspec: {clusterIP: 10.96.0.30, ports: [{port: 80}]}\n`,
   ].join('---\n');
 }
+
+/**
+ * 80 KB whose product is past the cluster model's budget (300,000 endpoint-port pairs): Service `early`
+ * (10.96.0.20:80, one endpoint), then Service `big` (line 13) of `ports` ports whose EndpointSlice (line 20)
+ * holds `endpoints` endpoints for each, then Service `late` (10.96.0.30:80, one endpoint). The reader reads it
+ * all (a few thousand entries); the model leaves out `big` and `late`.
+ */
+export function productManifests(ports = 1000, endpoints = 1000): string {
+  const ip = (i: number) => `10.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+  const slice = (name: string, service: string, portNames: string[], count: number) =>
+    `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: ${name}, labels: {kubernetes.io/service-name: ${service}}}\naddressType: IPv4\nports: [${portNames.map((n, i) => `{name: ${n}, port: ${8000 + i}}`).join(', ')}]\nendpoints: [${Array.from({ length: count }, (_, i) => `{addresses: [${ip(i)}]}`).join(', ')}]\n`;
+  const names = Array.from({ length: ports }, (_, i) => `p${i}`);
+  return [
+    `apiVersion: v1\nkind: Service\nmetadata: {name: early}\nspec: {clusterIP: 10.96.0.20, ports: [{name: web, port: 80}]}\n`,
+    slice('early-1', 'early', ['web'], 1),
+    `apiVersion: v1\nkind: Service\nmetadata: {name: big}\nspec:\n  clusterIP: 10.96.0.10\n  ports: [${names.map((n, i) => `{name: ${n}, port: ${1000 + i}}`).join(', ')}]\n`,
+    slice('big-1', 'big', names, endpoints),
+    `apiVersion: v1\nkind: Service\nmetadata: {name: late}\nspec: {clusterIP: 10.96.0.30, ports: [{name: web, port: 80}]}\n`,
+    slice('late-1', 'late', ['web'], 1),
+  ].join('---\n');
+}

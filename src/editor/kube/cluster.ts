@@ -15,6 +15,7 @@ import {
   type ServicePortInfo,
   buildClusterModel,
   configuredMode,
+  modelCost,
   proxyMode,
   readManifests,
 } from '../../engine/api.ts';
@@ -45,7 +46,8 @@ export class ClusterView {
     modeSetting: ModeSetting = 'auto',
   ) {
     this.set = readManifests(files);
-    this.model = buildClusterModel(this.set);
+    // A mode chosen in the settings is the one whose rules are made: the model's budget counts for it.
+    this.model = buildClusterModel(this.set, { cost: modelCost(modeSetting === 'auto' ? undefined : modeSetting) });
     const configured = this.model.kubeProxy.mode;
     const wanted = modeSetting === 'auto' ? configured : modeSetting;
     const chosen = proxyMode(wanted);

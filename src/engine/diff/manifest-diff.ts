@@ -11,6 +11,7 @@ import { readManifests } from '../kube/manifest/read.ts';
 import { buildClusterModel } from '../kube/model/build.ts';
 import type { ClusterModel } from '../kube/model/types.ts';
 import type { NodeConfig } from '../eval/node.ts';
+import { iptablesMode } from '../kube/modes/iptables/mode.ts';
 import { synthesizeIptables } from '../kube/modes/iptables/synth.ts';
 import { renderNodeSave } from '../kube/modes/iptables/render.ts';
 import { type DiffOptions, diffRulesets } from './diff.ts';
@@ -50,7 +51,8 @@ function partialSide(partial: string): string {
 }
 
 function model(side: ManifestSide, errors: string[]): ClusterModel {
-  const m = buildClusterModel(readManifests(side.files));
+  // The comparison is of iptables rules (synthesizeIptables): the model's budget counts for them.
+  const m = buildClusterModel(readManifests(side.files), { cost: () => iptablesMode.cost });
   for (const d of m.diagnostics) if (d.severity === 'error') errors.push(formatDiagnostic(d.file, d));
   return m;
 }

@@ -20,6 +20,7 @@ import type {
 } from '../manifest/types.ts';
 import type { Loc } from '../manifest/yaml-node.ts';
 import { normalizeCIDR, normalizeIP } from './addresses.ts';
+import { type CostRule, MODEL_BUDGET, POD_BUDGET, RULES_PER_ADDRESS, serviceCost } from './budget.ts';
 import { EndpointBuilder } from './endpoints.ts';
 import { clusterIPAllocator, nthPodCIDR, nthPodIP, poolAddresses, portAllocator } from './predict.ts';
 import type { ClusterModel, KubeProxySettings, NodeInfo, PodInfo, Prediction, ServicePortInfo } from './types.ts';
@@ -47,12 +48,26 @@ export interface BuildOptions {
    * server would hand them to kube-proxy: an absent nodePort or ClusterIP stays absent.
    */
   readonly predict?: boolean;
+  /**
+   * How the rules of the mode that will be made from the model grow (`modelCost` in modes/index.ts: the mode
+   * chosen, else the one the manifests configure, given as `configured`), which the model's budget counts.
+   * Default: one rule per address (iptables, nftables).
+   */
+  readonly cost?: (configured: KubeProxySettings['mode']) => CostRule;
+  /** Replace `MODEL_BUDGET` and `POD_BUDGET` (tests). */
+  readonly budget?: number;
+  readonly podBudget?: number;
 }
 
 class Builder {
   readonly predictions: Prediction[] = [];
   readonly diagnostics: FileDiagnostic[];
   private readonly predictOn: boolean;
+  private readonly budget: number;
+  private readonly podBudget: number;
+  private readonly cost: (configured: KubeProxySettings['mode']) => CostRule;
+  /** Set when the model's budget left Services or workloads out (`ClusterModel.partial`). */
+  private partial: string | null = null;
   private readonly endpoints = new EndpointBuilder((loc, code, message) => this.warn(loc, code, message));
 
   constructor(
@@ -60,6 +75,9 @@ class Builder {
     opts: BuildOptions,
   ) {
     this.predictOn = opts.predict ?? true;
+    this.budget = opts.budget ?? MODEL_BUDGET;
+    this.podBudget = opts.podBudget ?? POD_BUDGET;
+    this.cost = opts.cost ?? (() => RULES_PER_ADDRESS);
     this.diagnostics = [...set.diagnostics];
   }
 
@@ -123,7 +141,7 @@ class Builder {
     const pools = this.of('IPAddressPool') as IPAddressPoolM[];
     const ads = this.of('L2Advertisement') as L2AdvertisementM[];
     const bgp = this.of('BGPAdvertisement') as L2AdvertisementM[];
-    const servicePorts = this.servicePorts(services, pods, serviceCIDR, pools);
+    const servicePorts = this.servicePorts(services, pods, serviceCIDR, pools, this.cost(mode), nodes);
     return {
       nodes,
       pods,
@@ -135,7 +153,7 @@ class Builder {
       metallb: { pools, l2: ads, bgp },
       predictions: this.predictions,
       diagnostics: this.diagnostics,
-      partial: this.set.partial ?? null,
+      partial: [this.set.partial, this.partial].filter(Boolean).join('; ') || null,
     };
   }
 
@@ -313,6 +331,7 @@ class Builder {
         loc: p.loc,
       });
     }
+    let placed = 0;
     for (const w of this.of('Deployment').concat(
       this.of('ReplicaSet'),
       this.of('StatefulSet'),
@@ -322,6 +341,14 @@ class Builder {
       const eligible = eligibleFor(w.nodeSelector, w.tolerateControlPlane);
       const targets = w.nodeName ? nodes.filter(n => n.name === w.nodeName) : eligible;
       const count = w.kind === 'DaemonSet' ? targets.length : w.replicas;
+      // A DaemonSet is one pod per node: DaemonSets × nodes is a product the reader's budget cannot see.
+      if (targets.length > 0 && placed + count > this.podBudget) {
+        const line = w.loc.range.start.line + 1;
+        const message = `${w.loc.file}: ${w.kind} ${w.namespace}/${w.name} (line ${line}) places ${count} pods${w.kind === 'DaemonSet' ? ` (one on each of ${count} nodes)` : ''}, past the cluster model's budget of ${this.podBudget} placed pods${placed ? ` (${placed} already placed for the workloads before it)` : ''}; this workload and the workloads after it, from line ${line}, were not placed (they have no pods and give no endpoints): the answer is partial`;
+        this.cut(w.loc, message);
+        break;
+      }
+      if (targets.length > 0) placed += count;
       if (count > 0 && targets.length === 0) {
         this.warn(
           w.loc,
@@ -370,6 +397,8 @@ class Builder {
     pods: PodInfo[],
     serviceCIDR: string,
     pools: IPAddressPoolM[],
+    cost: CostRule,
+    nodes: readonly NodeInfo[],
   ): ServicePortInfo[] {
     const usedIPs = new Set<string>(services.map(s => s.clusterIP).filter((ip): ip is string => !!ip && ip !== 'None'));
     const usedPorts = new Set<number>(
@@ -395,9 +424,21 @@ class Builder {
       else podsByNamespace.set(p.namespace, [p]);
     }
     const out: ServicePortInfo[] = [];
+    const nodeAddresses = nodes.reduce((most, n) => Math.max(most, n.ips.length), 0);
+    let spent = 0;
     for (const svc of services) {
       if (svc.type === 'ExternalName' || svc.clusterIP === 'None') continue;
       const key = `${svc.namespace}/${svc.name}`;
+      const mySlices = slicesByService.get(key) ?? [];
+      const myPods = podsByNamespace.get(svc.namespace) ?? [];
+      // The product is counted before anything of it is built.
+      const counts = svc.ports.map(port => this.endpoints.countFor(svc, port, mySlices, myPods));
+      const priced = serviceCost(svc, counts, cost, nodeAddresses);
+      if (spent + priced.cost > this.budget) {
+        this.leaveOut(svc, `${priced.shape}${endpointOrigin(mySlices, svc)}`, spent);
+        break;
+      }
+      spent += priced.cost;
       let clusterIP = svc.clusterIP ? normalizeIP(svc.clusterIP) : null;
       let ipPredicted = false;
       if (!clusterIP && this.predictOn) {
@@ -421,7 +462,8 @@ class Builder {
           lbPredicted = true;
         }
       }
-      const mySlices = slicesByService.get(key) ?? [];
+      const externalIPs = ips(svc.externalIPs);
+      const sourceRanges = svc.loadBalancerSourceRanges.map(normalizeCIDR).filter((x): x is string => x !== null);
       for (const port of svc.ports) {
         let nodePort = port.nodePort;
         let npPredicted = false;
@@ -440,12 +482,7 @@ class Builder {
             );
         }
         const spn = port.name ? `${key}:${port.name}` : key;
-        const { endpoints, source } = this.endpoints.endpointsFor(
-          svc,
-          port,
-          mySlices,
-          podsByNamespace.get(svc.namespace) ?? [],
-        );
+        const { endpoints, source } = this.endpoints.endpointsFor(svc, port, mySlices, myPods);
         out.push({
           service: svc,
           namespace: svc.namespace,
@@ -456,11 +493,10 @@ class Builder {
           port: port.port,
           clusterIP,
           nodePort: wantsNodePort || port.nodePort !== null ? nodePort : null,
-          externalIPs: ips(svc.externalIPs),
+          // One array per Service, shared by its ports: a Service of many ports and addresses is not their product.
+          externalIPs,
           lbIPs,
-          loadBalancerSourceRanges: svc.loadBalancerSourceRanges
-            .map(normalizeCIDR)
-            .filter((x): x is string => x !== null),
+          loadBalancerSourceRanges: sourceRanges,
           endpoints,
           endpointSource: source,
           predicted: {
@@ -474,6 +510,22 @@ class Builder {
       }
     }
     return out;
+  }
+
+  /**
+   * The model's budget stops at this Service: it and the Services after it are left out, with an error at the
+   * Service and the sentence every answer carries (as the reader's budget does for objects past a line).
+   */
+  private leaveOut(svc: ServiceM, what: string, spent: number): void {
+    const line = svc.loc.range.start.line + 1;
+    const message = `${svc.loc.file}: Service ${svc.namespace}/${svc.name} (line ${line}) has ${what}, past the cluster model's budget of ${this.budget}${spent ? ` (${spent} already taken by the Services before it)` : ''}: kube-proxy's rules grow with this product; this Service and the Services after it, from line ${line}, were left out: the answer is partial`;
+    this.cut(svc.loc, message);
+  }
+
+  /** A budget stopped the model at `loc`: an error there, and the sentence every answer carries. */
+  private cut(loc: Loc, message: string): void {
+    this.partial = this.partial ? `${this.partial}; ${message}` : message;
+    this.warn(loc, 'input-too-large', message, 'error');
   }
 
   /** MetalLB's allocator: the first free address of the auto-assign pools, pools by name, skipping buggy IPs when asked. */
@@ -526,6 +578,15 @@ class Builder {
       );
     return null;
   }
+}
+
+/** Where a Service's endpoints come from, for the budget's message. */
+function endpointOrigin(slices: readonly EndpointSliceM[], svc: ServiceM): string {
+  if (slices.length === 0) return svc.selector ? ' (endpoints: the pods its selector matches)' : '';
+  const first = slices[0]!;
+  const kind = (first as { kind: string }).kind;
+  const more = slices.length > 1 ? ` and ${slices.length - 1} more` : '';
+  return ` (endpoints from ${kind} ${first.namespace}/${first.name}, ${first.loc.file}:${first.loc.range.start.line + 1}${more})`;
 }
 
 function ips(list: readonly string[]): string[] {

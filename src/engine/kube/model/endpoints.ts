@@ -52,6 +52,56 @@ export class EndpointBuilder {
     return byValue.get(selector[first]!) ?? [];
   }
 
+  /** A slice's ports by name and protocol, the first of each as `find` would give (built once per slice). */
+  private readonly slicePortIndex = new WeakMap<EndpointSliceM, Map<string, EndpointSliceM['ports'][number]>>();
+
+  /**
+   * The slice's port for a Service port (same name and protocol), or undefined. Indexed: a Service of P ports
+   * over slices of Q ports each was P × Q comparisons.
+   */
+  private slicePort(s: EndpointSliceM, port: ServicePortM): EndpointSliceM['ports'][number] | undefined {
+    let index = this.slicePortIndex.get(s);
+    if (!index) {
+      index = new Map();
+      for (const p of s.ports) {
+        const k = `${p.protocol} ${p.name}`;
+        if (!index.has(k)) index.set(k, p);
+      }
+      this.slicePortIndex.set(s, index);
+    }
+    return index.get(`${port.protocol} ${port.name}`);
+  }
+
+  /**
+   * How many endpoints `endpointsFor` would consider for this port, before it builds any (an upper bound:
+   * addresses that do not parse and duplicates are dropped later): what the model's budget counts.
+   */
+  countFor(svc: ServiceM, port: ServicePortM, slices: EndpointSliceM[], pods: PodInfo[]): number {
+    if (slices.length) {
+      let n = 0;
+      for (const s of slices) {
+        const sp = this.slicePort(s, port);
+        if (sp && sp.port !== null) n += s.endpoints.length;
+      }
+      return n;
+    }
+    if (!svc.selector) return 0;
+    return this.matching(svc, pods).length;
+  }
+
+  /** The pods of the Service's namespace its selector matches (memoized per Service and pod list). */
+  private matching(svc: ServiceM, pods: PodInfo[]): PodInfo[] {
+    const memo = this.matched.get(svc);
+    if (memo && memo.pods === pods) return memo.matching;
+    const matching = this.candidates(pods, svc.selector!).filter(
+      p => p.namespace === svc.namespace && selects(svc.selector!, p.labels),
+    );
+    this.matched.set(svc, { pods, matching });
+    return matching;
+  }
+
+  private readonly matched = new WeakMap<ServiceM, { pods: PodInfo[]; matching: PodInfo[] }>();
+
   endpointsFor(
     svc: ServiceM,
     port: ServicePortM,
@@ -61,7 +111,7 @@ export class EndpointBuilder {
     if (slices.length) {
       const eps: EndpointInfo[] = [];
       for (const s of slices) {
-        const sp = s.ports.find(p => p.name === port.name && p.protocol === port.protocol);
+        const sp = this.slicePort(s, port);
         if (!sp || sp.port === null) continue;
         for (const e of s.endpoints) {
           // kube-proxy uses an endpoint's first address (endpointslicecache.go, addEndpoints).
@@ -85,9 +135,7 @@ export class EndpointBuilder {
       };
     }
     if (!svc.selector) return { endpoints: [], source: 'none' };
-    const matching = this.candidates(pods, svc.selector).filter(
-      p => p.namespace === svc.namespace && selects(svc.selector!, p.labels),
-    );
+    const matching = this.matching(svc, pods);
     if (matching.length === 0) {
       this.warn(
         svc.fieldLocs.selector ?? svc.loc,

@@ -2,6 +2,7 @@
  * The kube-proxy modes packetlens models. A new mode is a folder beside this file implementing
  * `ProxyMode` (types.ts) and one line in `MODES`.
  */
+import type { CostRule } from '../model/budget.ts';
 import type { ProxyMode, ProxyModeName } from './types.ts';
 import { iptablesMode } from './iptables/mode.ts';
 import { ipvsMode } from './ipvs/mode.ts';
@@ -21,6 +22,14 @@ export function proxyMode(name: string): ProxyMode | undefined {
 export function configuredMode(name: ProxyModeName): { mode: ProxyMode; unmodelled: ProxyModeName | null } {
   const m = proxyMode(name);
   return m ? { mode: m, unmodelled: null } : { mode: iptablesMode, unmodelled: name };
+}
+
+/**
+ * What the cluster model's budget counts (`BuildOptions.cost`): the growth of `chosen`'s rules (`--mode`, the
+ * editor's setting), else of the mode the manifests configure.
+ */
+export function modelCost(chosen?: ProxyModeName): (configured: ProxyModeName) => CostRule {
+  return configured => configuredMode(chosen ?? configured).mode.cost;
 }
 
 export type { ProxyMode, ProxyModeName } from './types.ts';

@@ -8,6 +8,7 @@ import type { NodeConfig } from '../../eval/node.ts';
 import type { TraceOptions } from '../../eval/trace.ts';
 import type { IpvsTraceOptions } from '../../ipvs/intercept.ts';
 import type { Ruleset } from '../../model.ts';
+import type { CostRule } from '../model/budget.ts';
 import type { ClusterModel, ServicePortInfo } from '../model/types.ts';
 
 export type ProxyModeName = 'iptables' | 'ipvs' | 'nftables';
@@ -83,6 +84,8 @@ export interface ProxyMode {
   readonly name: ProxyModeName;
   /** `synth --format` values this mode prints; the default is `render(null, …)`. */
   readonly formats: readonly string[];
+  /** How this mode's rules grow with a Service port: what the cluster model's budget counts (model/budget.ts). */
+  readonly cost: CostRule;
   /** kube-proxy's output for one node of the model. */
   synthesize(model: ClusterModel, opts: NodeSynthOptions): NodeRules;
   /** Reads `NodeRules.rules` back into the model the evaluator runs (`file` names it in diagnostics). */

@@ -1,6 +1,7 @@
 /** kube-proxy's iptables mode as a ProxyMode (modes/types.ts). */
 import { parseIptables } from '../../../iptables/parse.ts';
 import { endpointChainName, serviceChainNames } from '../../hash.ts';
+import { RULES_PER_ADDRESS } from '../../model/budget.ts';
 import { endpointString } from '../../model/build.ts';
 import type { ClusterModel, ServicePortInfo } from '../../model/types.ts';
 import type { Markdown, ProxyMode } from '../types.ts';
@@ -40,6 +41,8 @@ function portChains(sp: ServicePortInfo, md: Markdown): string[] {
 
 export const iptablesMode: ProxyMode = {
   name: 'iptables',
+  // Per port: the endpoints' KUBE-SVC/SEP rules once, one rule per external, load-balancer IP and source range.
+  cost: RULES_PER_ADDRESS,
   formats: ['save', 'restore'],
   synthesize(model, opts) {
     const rules = synthesizeIptables(model, {

@@ -20,6 +20,9 @@ function scheduler(model: ClusterModel): string {
 
 export const ipvsMode: ProxyMode = {
   name: 'ipvs',
+  // synth.ts: a virtual server per address of the port (ClusterIP, external and load-balancer IPs, a NodePort on
+  // each node address), each with every endpoint as a real server.
+  cost: { addressesMultiplyEndpoints: true, unit: 'IPVS real servers' },
   formats: ['save', 'restore', 'ipvsadm', 'ipvsadm-save', 'ipset'],
   synthesize(model, opts) {
     const state = synthesizeIpvs(model, {

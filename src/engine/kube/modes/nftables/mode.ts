@@ -5,6 +5,7 @@
  */
 import { parseAddr } from '../../../net/addr.ts';
 import { parseRuleset } from '../../../parse-ruleset.ts';
+import { RULES_PER_ADDRESS } from '../../model/budget.ts';
 import { endpointString } from '../../model/build.ts';
 import type { ClusterModel, ServicePortInfo } from '../../model/types.ts';
 import { categorize, externalPolicyLocal } from '../iptables/categorize.ts';
@@ -54,6 +55,8 @@ function portChains(model: ClusterModel, sp: ServicePortInfo, md: Markdown): str
 
 export const nftablesMode: ProxyMode = {
   name: 'nftables',
+  // Per port: the endpoints' chains and vmap elements once, one element or rule per address.
+  cost: RULES_PER_ADDRESS,
   formats: ['script', 'list'],
   synthesize(model, opts) {
     const node = model.nodes.find(n => n.name === opts.nodeName);
