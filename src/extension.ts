@@ -38,7 +38,7 @@ import { stallMonitor, timingLog, workerSpawner } from './vscode/spawn-node.ts';
 import { timing, useTimingLog } from './vscode/timing.ts';
 import { Busy } from './vscode/busy.ts';
 import { openExample } from './vscode/examples.ts';
-import { useLog } from './vscode/notify.ts';
+import { useLog, warn } from './vscode/notify.ts';
 import { NodeContexts } from './vscode/node-contexts.ts';
 import { NodeStatus } from './vscode/node-status.ts';
 import { DumpStatus } from './vscode/status.ts';
@@ -79,11 +79,19 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
     busy,
     vscode.commands.registerCommand(COMMANDS.cancelWork, () => busy.cancel()),
   );
+  // Each engine worker's heap is capped (packetlens.limits.engineMemoryMB), and the open dumps' workers keep
+  // within that much together by dropping the parses of dumps not on screen (issue 12).
+  const heapMb = () => settings().limits.engineMemoryMB;
+  const spawn = workerSpawner(context.extensionUri, m => log.info(m), undefined, heapMb);
   const store = new DumpStore(
     () => settings().limits.maxFileSizeMB * 1048576,
-    workerSpawner(context.extensionUri, m => log.info(m)),
+    spawn,
     m => log.error(m),
     (label, cancel) => busy.start(label, cancel),
+    {
+      budget: () => heapMb() * 1048576,
+      visible: uri => vscode.window.visibleTextEditors.some(e => e.document.uri.toString() === uri.toString()),
+    },
   );
   const sessions = new TraceSessions();
   const decorations = new TraceDecorations(context.extensionUri, sessions);
@@ -129,7 +137,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
   const manifestWorkspace = new ManifestWorkspace(
     settings,
     m => log.info(m),
-    workerSpawner(context.extensionUri, m => log.info(m)),
+    spawn,
     (root, files, summary) => manifestDiagnostics.publish(root, files, summary.diagnostics),
     (label, cancel) => busy.start(label, cancel),
   );
@@ -262,6 +270,10 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       store.changed(e.document);
       touch(e.document);
     }),
+    store.onDidFail(f => {
+      diagnostics.failed(f.uri, f.error.message);
+      void warn(f.error.message);
+    }),
     vscode.workspace.onDidCloseTextDocument(doc => {
       store.forget(doc.uri);
       diagnostics.closed(doc.uri);
@@ -308,6 +320,12 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
       if (!e.affectsConfiguration(SECTION)) return;
       cached = null;
       codeLens.refresh();
+      // A raised memory limit: the dumps that could not be read are read again.
+      if (e.affectsConfiguration(`${SECTION}.limits.engineMemoryMB`))
+        for (const uri of store.retryFailed()) {
+          const doc = vscode.workspace.textDocuments.find(d => d.uri.toString() === uri.toString());
+          if (doc) touch(doc);
+        }
       if (e.affectsConfiguration(`${SECTION}.node.contextFiles`))
         nodes?.filesChanged('packetlens.node.contextFiles changed');
       else if (e.affectsConfiguration(`${SECTION}.node`)) refreshNode();

@@ -17,7 +17,12 @@ export interface Limits {
   readonly maxManifestFiles: number;
   /** A comparison of two dumps runs at most this long in its worker (seconds). */
   readonly compareTimeoutSeconds: number;
+  /** Each engine worker's heap limit, and what the open dumps' parses may hold together (MB). */
+  readonly engineMemoryMB: number;
 }
+
+/** The engine workers' heap limit by default: as the CLI's (src/cli/cli.ts), see the README's memory section. */
+export const DEFAULT_HEAP_MB = 768;
 
 export interface Settings {
   readonly node: NodeConfig;
@@ -48,6 +53,7 @@ export const DEFAULT_LIMITS: Limits = {
   chainLensMaxChains: 3_000,
   maxManifestFiles: 2_000,
   compareTimeoutSeconds: 600,
+  engineMemoryMB: DEFAULT_HEAP_MB,
 };
 
 /** Reads one setting: `get(key)` returns what the user configured (or the contributed default). */
@@ -111,6 +117,7 @@ export function readSettings(get: SettingGetter): Settings {
       chainLensMaxChains: positive(get('limits.chainLensMaxChains'), DEFAULT_LIMITS.chainLensMaxChains),
       maxManifestFiles: positive(get('limits.maxManifestFiles'), DEFAULT_LIMITS.maxManifestFiles),
       compareTimeoutSeconds: positive(get('limits.compareTimeoutSeconds'), DEFAULT_LIMITS.compareTimeoutSeconds),
+      engineMemoryMB: positive(get('limits.engineMemoryMB'), DEFAULT_LIMITS.engineMemoryMB),
     },
     openDiagram: get('trace.openDiagram') !== false,
     chainLenses: get('codeLens.chains') !== false,

@@ -56,6 +56,26 @@ export class DiagnosticsController implements vscode.Disposable {
     return this.notes.get(uri.toString()) ?? [];
   }
 
+  /**
+   * The document could not be read (its worker ran out of memory): the reason, naming the file and the
+   * limit, is its one problem until a parse succeeds, so the Problems panel says why nothing else shows.
+   */
+  failed(uri: vscode.Uri, message: string): void {
+    this.latest.delete(uri.toString());
+    this.notes.delete(uri.toString());
+    this.collection.set(uri, [
+      toDiagnostic(uri, {
+        code: 'input-too-large',
+        severity: 'error',
+        message,
+        range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        unnecessary: false,
+        related: [],
+      }),
+    ]);
+    this.emitter.fire(uri);
+  }
+
   closed(uri: vscode.Uri): void {
     this.latest.delete(uri.toString());
     this.collection.delete(uri);

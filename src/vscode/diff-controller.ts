@@ -16,7 +16,7 @@ import { PromiseCache } from '../editor/promise-cache.ts';
 import type { Settings } from '../editor/settings.ts';
 import { type DiffReport, formatDiffMarkdown } from '../engine/api.ts';
 import type { Comparison, NodeRequest } from '../shared/engine-protocol.ts';
-import { EngineWorker, isCancelled } from '../worker/client.ts';
+import { EngineWorker, isCancelled, isOutOfMemory } from '../worker/client.ts';
 import type { Busy } from './busy.ts';
 import { COMMANDS, RULESET_LANGUAGES } from './commands.ts';
 import { lineStart } from './convert.ts';
@@ -188,6 +188,9 @@ export class BehaviourDiffs implements vscode.Disposable {
           ok: false,
           error: `the comparison did not finish within ${deadlineS} s and was stopped (setting packetlens.limits.compareTimeoutSeconds)`,
         };
+      // Its worker ran out of memory: kept as this pair's answer (not run again until a side changes).
+      if (isOutOfMemory(e))
+        return { ok: false, error: `comparing ${fileName(a.uri)} → ${fileName(b.uri)} ${e.message}` };
       // Cancelled by a newer comparison: drop this one from the cache so nobody reuses its failure.
       this.cache.delete(key);
       // The newer comparison of the same dumps (another version of one side, another node) answers whoever

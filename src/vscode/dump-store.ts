@@ -14,6 +14,7 @@ import {
   PIECE_CHARS,
   type SpawnWorker,
   isCancelled,
+  isOutOfMemory,
   loadPieces,
 } from '../worker/client.ts';
 import { EngineWorker as Worker } from '../worker/client.ts';
@@ -53,7 +54,27 @@ interface Entry {
   parsing: number | null;
   timer: ReturnType<typeof setTimeout> | null;
   waiters: Waiter[];
+  /** A version whose worker died on it (out of memory): not read again until it changes (no crash loop). */
+  failed: { version: number; error: CannotRead } | null;
+  /** How many workers died unasked holding this version. */
+  deaths: { version: number; count: number } | null;
+  /** The heap of the worker holding the parse (bytes, as last measured), and when a feature last asked. */
+  heap: number;
+  used: number;
 }
+
+/**
+ * How much memory the dumps' workers may hold together, and which dumps are on screen: the parses of dumps
+ * not visible are dropped, least recently used first, while the workers' heaps add up past the budget,
+ * and read again when next asked for.
+ */
+export interface MemoryBudget {
+  /** Bytes all the dumps' workers may hold together. */
+  budget(): number;
+  visible(uri: vscode.Uri): boolean;
+}
+
+const NO_BUDGET: MemoryBudget = { budget: () => Infinity, visible: () => true };
 
 /** How long a document must be quiet before it is parsed again (first parse: at once), longer for bigger ones. */
 function quietMs(previous: Analysis | null): number {
@@ -62,15 +83,28 @@ function quietMs(previous: Analysis | null): number {
   return length < 1 << 20 ? 250 : length < 16 << 20 ? 600 : 1500;
 }
 
-function askOf(worker: EngineWorker): Ask {
-  return (method, params) => worker.request(method, { ...params, key: KEY } as never);
+/** `done`: after each answer (the budget is checked again once the worker's heap may have grown). */
+function askOf(worker: EngineWorker, done: () => void = () => {}): Ask {
+  return (method, params) => {
+    const r = worker.request(method, { ...params, key: KEY } as never);
+    void r.finally(done).catch(() => {});
+    return r;
+  };
 }
+
+/** How long after an answer the workers' heaps are measured again (once for a burst of answers). */
+const BUDGET_CHECK_MS = 1000;
 
 export class DumpStore implements vscode.Disposable {
   private readonly entries = new Map<string, Entry>();
   private disk: { uri: string; key: string; analysis: Analysis; worker: EngineWorker } | null = null;
   private readonly emitter = new vscode.EventEmitter<Analysis>();
   readonly onDidAnalyze = this.emitter.event;
+  private readonly failEmitter = new vscode.EventEmitter<{ uri: vscode.Uri; error: CannotRead }>();
+  /** Fires when a document cannot be read (its worker ran out of memory): what to tell the user, once. */
+  readonly onDidFail = this.failEmitter.event;
+  private clock = 0;
+  private budgetTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly maxBytes: () => number,
@@ -79,15 +113,32 @@ export class DumpStore implements vscode.Disposable {
     private readonly log: (message: string) => void = () => {},
     /** Shows that a parse runs (the status bar's spinner) until the returned function is called. */
     private readonly progress: (label: string, cancel: () => void) => () => void = () => () => {},
+    private readonly memory: MemoryBudget = NO_BUDGET,
   ) {}
 
   /** The analysis of the document's current version (or the next one, if it changes meanwhile). */
   get(doc: vscode.TextDocument): Promise<Analysis> {
     const key = doc.uri.toString();
     let entry = this.entries.get(key);
+    if (entry) entry.used = ++this.clock;
     if (entry?.analysis && entry.analysis.version === doc.version) return Promise.resolve(entry.analysis);
+    if (entry?.failed?.version === doc.version) return Promise.reject(entry.failed.error);
     if (!entry)
-      this.entries.set(key, (entry = { doc, analysis: null, worker: null, parsing: null, timer: null, waiters: [] }));
+      this.entries.set(
+        key,
+        (entry = {
+          doc,
+          analysis: null,
+          worker: null,
+          parsing: null,
+          timer: null,
+          waiters: [],
+          failed: null,
+          deaths: null,
+          heap: 0,
+          used: ++this.clock,
+        }),
+      );
     entry.doc = doc;
     const e = entry;
     const promise = new Promise<Analysis>((resolve, reject) => e.waiters.push({ resolve, reject }));
@@ -98,8 +149,26 @@ export class DumpStore implements vscode.Disposable {
 
   /** The analysis of exactly this version, if it exists already. */
   peek(doc: vscode.TextDocument): Analysis | undefined {
-    const a = this.entries.get(doc.uri.toString())?.analysis;
-    return a && a.version === doc.version ? a : undefined;
+    const e = this.entries.get(doc.uri.toString());
+    const a = e?.analysis;
+    if (!a || a.version !== doc.version) return undefined;
+    e.used = ++this.clock;
+    return a;
+  }
+
+  /**
+   * Documents that could not be read are read again when next asked for (the memory limit was raised).
+   * Returns their URIs.
+   */
+  retryFailed(): vscode.Uri[] {
+    const uris: vscode.Uri[] = [];
+    for (const e of this.entries.values())
+      if (e.failed) {
+        e.failed = null;
+        e.deaths = null;
+        uris.push(e.doc.uri);
+      }
+    return uris;
   }
 
   /**
@@ -165,11 +234,11 @@ export class DumpStore implements vscode.Disposable {
     this.disk?.worker.terminate('another file was read from disk');
     this.disk = null;
     const worker = new Worker(this.spawn);
-    const summary = await worker.request(
-      'load',
-      { key: KEY, file: fileName(uri), maxBytes: this.maxBytes(), source },
-      transferable(source),
-    );
+    const summary = await worker
+      .request('load', { key: KEY, file: fileName(uri), maxBytes: this.maxBytes(), source }, transferable(source))
+      .catch((e: unknown) => {
+        throw isOutOfMemory(e) ? new CannotRead(fileName(uri), e) : e;
+      });
     const analysis: Analysis = {
       uri,
       version: -1,
@@ -187,11 +256,12 @@ export class DumpStore implements vscode.Disposable {
   private parse(doc: vscode.TextDocument, e: Entry): void {
     e.timer = null;
     if (doc.isClosed || this.entries.get(doc.uri.toString()) !== e) return;
+    if (e.failed?.version === doc.version) return this.failWaiters(e, e.failed.error);
     if (e.worker?.busy) {
       e.worker.terminate(`a newer version of ${fileName(doc.uri)} is parsed`);
       e.worker = null;
     }
-    const worker = (e.worker ??= new Worker(this.spawn));
+    const worker = (e.worker ??= this.startWorker(e));
     const version = doc.version;
     e.parsing = version;
     const sendTo = (w: EngineWorker, k: string, max: number) =>
@@ -221,14 +291,16 @@ export class DumpStore implements vscode.Disposable {
           parseMs: summary.parseMs,
           source: 'document',
           summary,
-          ask: askOf(worker),
+          ask: askOf(worker, () => this.checkBudgetSoon(e)),
           sendTo,
         };
         e.analysis = a;
+        e.failed = null;
         const waiters = e.waiters;
         e.waiters = [];
         for (const w of waiters) w.resolve(a);
         this.emitter.fire(a);
+        void this.keepWithinBudget(e);
       },
       (err: unknown) => {
         end();
@@ -244,6 +316,95 @@ export class DumpStore implements vscode.Disposable {
     );
   }
 
+  /**
+   * A dump's worker, which tells the store when it dies unasked (out of memory, a crash). Dying while it
+   * reads a version, or a second time on the same version (the work after the parse: diagnostics, a trace),
+   * marks that version failed: its waiters and later requests get the reason, naming the file and the
+   * limit, and it is not read again until it changes — an input the worker cannot hold would otherwise be
+   * read again by the next hover and die again, forever. After a first death past the parse (one hostile
+   * trace) the version is read again when next asked for; the request that died fails with the reason.
+   * The other dumps keep their own workers.
+   */
+  private startWorker(e: Entry): EngineWorker {
+    const worker: EngineWorker = new Worker(this.spawn, err => {
+      if (e.worker !== worker) return;
+      const reading = e.parsing !== null;
+      const version = e.parsing ?? e.analysis?.version ?? e.doc.version;
+      const deaths = e.deaths?.version === version ? e.deaths.count + 1 : 1;
+      e.deaths = { version, count: deaths };
+      e.worker = null;
+      e.analysis = null;
+      e.parsing = null;
+      e.heap = 0;
+      if (!reading && deaths < 2) {
+        this.log(
+          `the worker holding ${e.doc.uri.toString()} v${version} stopped (${err.message}); it is read again when next asked for`,
+        );
+        return;
+      }
+      const error = new CannotRead(fileName(e.doc.uri), err);
+      e.failed = { version, error };
+      this.log(`${e.doc.uri.toString()} v${version}: ${error.message}`);
+      this.failWaiters(e, error);
+      if (this.entries.get(e.doc.uri.toString()) === e) this.failEmitter.fire({ uri: e.doc.uri, error });
+    });
+    return worker;
+  }
+
+  private failWaiters(e: Entry, error: Error): void {
+    const waiters = e.waiters;
+    e.waiters = [];
+    for (const w of waiters) w.reject(error);
+  }
+
+  /** After answers (a trace, the diagnostics grow a worker's heap): the budget checked once things settle. */
+  private checkBudgetSoon(e: Entry): void {
+    if (this.budgetTimer || !Number.isFinite(this.memory.budget())) return;
+    this.budgetTimer = setTimeout(() => {
+      this.budgetTimer = null;
+      void this.keepWithinBudget(e);
+    }, BUDGET_CHECK_MS);
+  }
+
+  /**
+   * After a parse and after answers: the workers' heaps, measured; while they add up past the budget, the parse of the dump
+   * used least recently that is not on screen and not working for someone is dropped (its worker stopped;
+   * the next request reads it again). Visible dumps and `just` stay.
+   */
+  private async keepWithinBudget(just: Entry): Promise<void> {
+    const budget = this.memory.budget();
+    if (!Number.isFinite(budget)) return;
+    const held = [...this.entries.values()].filter(x => x.analysis && x.worker?.alive);
+    await Promise.all(
+      held.map(async x => {
+        const w = x.worker!;
+        try {
+          const { heapUsed } = await w.request('memory', {});
+          if (x.worker === w) x.heap = heapUsed;
+        } catch {
+          // Stopped meanwhile: it holds nothing any more.
+        }
+      }),
+    );
+    let total = 0;
+    for (const x of this.entries.values()) if (x.analysis && x.worker?.alive) total += x.heap;
+    const candidates = [...this.entries.values()]
+      .filter(x => x !== just && x.analysis && x.worker?.alive && !x.worker.busy && !this.memory.visible(x.doc.uri))
+      .sort((a, b) => a.used - b.used);
+    for (const x of candidates) {
+      if (total <= budget) break;
+      total -= x.heap;
+      const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
+      this.log(
+        `dropped the parse of ${x.doc.uri.toString()} (${mb(x.heap)}): the open dumps' workers held ${mb(total + x.heap)}, above ${mb(budget)} (packetlens.limits.engineMemoryMB); it is read again when needed`,
+      );
+      x.worker!.terminate(`${fileName(x.doc.uri)} was put aside to save memory`);
+      x.worker = null;
+      x.analysis = null;
+      x.heap = 0;
+    }
+  }
+
   /** The user stopped a parse (the spinner's click): whoever waits for it is told it was cancelled. */
   private stopParse(e: Entry, worker: EngineWorker): void {
     if (e.worker !== worker || e.parsing === null) return;
@@ -257,6 +418,7 @@ export class DumpStore implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.budgetTimer) clearTimeout(this.budgetTimer);
     for (const e of this.entries.values()) {
       if (e.timer) clearTimeout(e.timer);
       e.worker?.terminate('the extension stopped');
@@ -265,6 +427,7 @@ export class DumpStore implements vscode.Disposable {
     this.disk?.worker.terminate('the extension stopped');
     this.disk = null;
     this.emitter.dispose();
+    this.failEmitter.dispose();
   }
 }
 
@@ -293,6 +456,24 @@ export function* documentPieces(doc: vscode.TextDocument): Generator<string> {
     l = end;
     step = Math.max(1, Math.min(step * 4, Math.floor((step * PIECE_CHARS) / Math.max(1, piece.length))));
     yield piece;
+  }
+}
+
+/**
+ * A dump its worker could not hold: it ran out of the memory it may use (`cause` is `OutOfMemory`, with the
+ * limit) or crashed. The message names the file and the limit, for the notification and the Problems panel.
+ */
+export class CannotRead extends Error {
+  constructor(
+    readonly file: string,
+    override readonly cause: Error,
+  ) {
+    super(
+      isOutOfMemory(cause)
+        ? `${file} ${cause.message}: Packet Lens stopped reading it and shows nothing for it until it changes or the limit is raised`
+        : `the engine worker reading ${file} stopped (${cause.message}); it is not read again until it changes`,
+    );
+    this.name = 'CannotRead';
   }
 }
 

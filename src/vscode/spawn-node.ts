@@ -10,26 +10,29 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { type SpawnWorker, portWithFallback } from '../worker/client.ts';
 import { inProcessEngine } from '../worker/engine-host.ts';
+import { DEFAULT_HEAP_MB } from '../editor/settings.ts';
 
-/** The worker's heap limit: above what a 128 MB dump (packetlens.limits.maxFileSizeMB) needs. */
-const MAX_HEAP_MB = 3072;
-
-/** `file`: the worker bundle, dist/worker.js beside dist/extension.js (the bench passes its own path). */
+/**
+ * `file`: the worker bundle, dist/worker.js beside dist/extension.js (the bench passes its own path);
+ * `heapMb`: each worker's old-generation heap limit, read when it starts (packetlens.limits.engineMemoryMB).
+ */
 export function workerSpawner(
   _extensionUri: unknown,
   log: (m: string) => void,
   file = join(__dirname, 'worker.js'),
+  heapMb: () => number = () => DEFAULT_HEAP_MB,
 ): SpawnWorker {
   return (onMessage, onExit) =>
     portWithFallback(
       (receive, fail) => {
-        const w = new Worker(file, { resourceLimits: { maxOldGenerationSizeMb: MAX_HEAP_MB } });
+        const limitMb = heapMb();
+        const w = new Worker(file, { resourceLimits: { maxOldGenerationSizeMb: limitMb } });
         let terminated = false;
         w.on('message', receive);
         w.on('error', e => {
           const code = (e as { code?: string }).code;
           if (code === 'ERR_WORKER_OUT_OF_MEMORY')
-            fail('the file needs more memory than the engine worker may use', false);
+            fail(`the engine worker ran out of its ${limitMb} MB of memory`, false, limitMb);
           else
             fail(
               `the engine worker failed: ${e.message}`,

@@ -15,9 +15,15 @@ interface WebWorker {
 
 type WorkerConstructor = new (url: string, options?: { name?: string }) => WebWorker;
 
+/**
+ * A browser gives a Web Worker no heap limit to set: `_heapMb` (packetlens.limits.engineMemoryMB) bounds
+ * only the desktop's workers; here a worker that exhausts memory is the browser's to stop.
+ */
 export function workerSpawner(
   extensionUri: { toString(skipEncoding?: boolean): string },
   log: (m: string) => void,
+  _file?: string,
+  _heapMb?: () => number,
 ): SpawnWorker {
   const url = `${extensionUri.toString(true).replace(/\/$/, '')}/dist/web/worker.js`;
   return (onMessage, onExit) =>

@@ -21,8 +21,29 @@ export interface WorkerPort {
   terminate(): void;
 }
 
-/** Starts a worker; `onMessage` gets its responses, `onExit` a reason when it dies unasked (out of memory). */
-export type SpawnWorker = (onMessage: (m: unknown) => void, onExit: (reason: string) => void) => WorkerPort;
+/**
+ * Starts a worker; `onMessage` gets its responses, `onExit` a reason when it dies unasked — with the heap
+ * limit it had (MB) when it ran out of memory.
+ */
+export type SpawnWorker = (
+  onMessage: (m: unknown) => void,
+  onExit: (reason: string, outOfMemoryMb?: number) => void,
+) => WorkerPort;
+
+/**
+ * A worker ran out of the heap it may use (`limitMb`, packetlens.limits.engineMemoryMB): the work it held
+ * needs more memory than the editor lets one input take (issue 12). Its requests fail with this.
+ */
+export class OutOfMemory extends Error {
+  constructor(readonly limitMb: number) {
+    super(`needs more than ${limitMb} MB of memory (the engine's limit, packetlens.limits.engineMemoryMB)`);
+    this.name = 'OutOfMemory';
+  }
+}
+
+export function isOutOfMemory(e: unknown): e is OutOfMemory {
+  return e instanceof OutOfMemory;
+}
 
 export class Cancelled extends Error {
   constructor(reason: string) {
@@ -45,11 +66,18 @@ export class EngineWorker {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private deadReason: string | null = null;
+  /** Why the worker died unasked (out of memory, a crash), or null. */
+  private died: Error | null = null;
 
-  constructor(spawn: SpawnWorker) {
+  /** `onDied`: told (before its pending requests fail) when the worker dies unasked, e.g. `OutOfMemory`. */
+  constructor(
+    spawn: SpawnWorker,
+    private readonly onDied: (error: Error) => void = () => {},
+  ) {
     this.port = spawn(
       m => this.receive(m),
-      reason => this.stop(reason, false),
+      (reason, outOfMemoryMb) =>
+        this.stop(reason, false, outOfMemoryMb === undefined ? new Error(reason) : new OutOfMemory(outOfMemoryMb)),
     );
   }
 
@@ -63,7 +91,7 @@ export class EngineWorker {
   }
 
   request<M extends Method>(method: M, params: Params<M>, transfer: readonly ArrayBuffer[] = []): Promise<Result<M>> {
-    if (this.deadReason !== null) return Promise.reject(new Cancelled(this.deadReason));
+    if (this.deadReason !== null) return Promise.reject(this.died ?? new Cancelled(this.deadReason));
     const id = this.nextId++;
     return new Promise<Result<M>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -81,13 +109,15 @@ export class EngineWorker {
     this.stop(reason, true);
   }
 
-  private stop(reason: string, kill: boolean): void {
+  private stop(reason: string, kill: boolean, died: Error | null = null): void {
     if (this.deadReason !== null) return;
     this.deadReason = reason;
+    this.died = died;
     if (kill) this.port.terminate();
     const pending = [...this.pending.values()];
     this.pending.clear();
-    for (const p of pending) p.reject(kill ? new Cancelled(reason) : new Error(reason));
+    if (died) this.onDied(died);
+    for (const p of pending) p.reject(died ?? new Cancelled(reason));
   }
 
   private receive(m: unknown): void {
@@ -129,11 +159,17 @@ export function inProcessPort(
  * load: a virtual file system, a CSP), moves to `fallback` and re-sends what it had been sent.
  */
 export function portWithFallback(
-  /** `onFail(reason, startup)`: `startup` when the worker could not start at all (never when it ran out of memory). */
-  primary: (onMessage: (m: unknown) => void, onFail: (reason: string, startup: boolean) => void) => WorkerPort,
+  /**
+   * `onFail(reason, startup, outOfMemoryMb)`: `startup` when the worker could not start at all (never when it
+   * ran out of memory: then `outOfMemoryMb` is its heap limit).
+   */
+  primary: (
+    onMessage: (m: unknown) => void,
+    onFail: (reason: string, startup: boolean, outOfMemoryMb?: number) => void,
+  ) => WorkerPort,
   fallback: (onMessage: (m: unknown) => void) => WorkerPort,
   onMessage: (m: unknown) => void,
-  onExit: (reason: string) => void,
+  onExit: (reason: string, outOfMemoryMb?: number) => void,
   log: (m: string) => void,
 ): WorkerPort {
   let answered = false;
@@ -144,9 +180,9 @@ export function portWithFallback(
     sent = [];
     onMessage(m);
   };
-  const fail = (reason: string, startup: boolean) => {
+  const fail = (reason: string, startup: boolean, outOfMemoryMb?: number) => {
     if (answered || !startup) {
-      onExit(reason);
+      onExit(reason, outOfMemoryMb);
       return;
     }
     log(`the engine worker did not start (${reason}): running the engine in-process`);

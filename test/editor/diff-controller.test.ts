@@ -101,4 +101,44 @@ describe('Compare Packet Behaviour', () => {
       diffs.dispose();
     }
   });
+
+  it('a comparison whose worker runs out of memory says so with the limit and is not run again (issue 12)', async () => {
+    let spawned = 0;
+    const spawn: SpawnWorker = (onMessage, onExit) => {
+      spawned++;
+      const host = new EngineHost();
+      return inProcessPort(async (r: EngineRequest) => {
+        if (r.method !== 'diff') return host.handle(r);
+        setTimeout(() => onExit('the engine worker ran out of its 64 MB of memory', 64), 0);
+        return new Promise<never>(() => {});
+      }, onMessage);
+    };
+    const a = new vscode.FakeTextDocument(vscode.Uri.parse('file:///w/old.rules'), seedText());
+    const b = new vscode.FakeTextDocument(vscode.Uri.parse('file:///w/new.rules'), seedText());
+    const parses = new Map([a, b].map(d => [d, analysis(d, d.getText())]));
+    const store = { spawn, get: (doc: vscode.FakeTextDocument) => Promise.resolve(parses.get(doc)!) };
+    vscode.workspace.textDocuments.splice(0, Infinity, a, b);
+    const settings = readSettings(() => undefined);
+    const diffs = new BehaviourDiffs(
+      store as unknown as DumpStore,
+      () => settings,
+      null as unknown as DiffPanel,
+      null as unknown as TraceController,
+      () => {},
+    );
+    try {
+      const r = await diffs.compare(a.uri as never, b.uri as never);
+      assert.equal(r.ok, false);
+      assert.match(
+        r.ok ? '' : r.error,
+        /^comparing old\.rules → new\.rules needs more than 64 MB of memory .*packetlens\.limits\.engineMemoryMB/,
+      );
+      // The status item, the CodeLens and the panel ask again: the same answer, no new worker to die.
+      assert.deepEqual(await diffs.compare(a.uri as never, b.uri as never), r);
+      assert.equal(spawned, 1);
+    } finally {
+      vscode.workspace.textDocuments.splice(0, Infinity);
+      diffs.dispose();
+    }
+  });
 });
