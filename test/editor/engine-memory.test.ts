@@ -7,6 +7,8 @@
  */
 import './fake-vscode/register.ts';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { generateKubeProxyDump } from '../../bench/generate.ts';
@@ -86,7 +88,12 @@ describe('engine worker out of memory', () => {
   });
 
   it('a real worker past a tiny heap cap stops with OutOfMemory, not the process', async () => {
-    const file = join(__dirname, '..', 'helpers', 'tsx-worker.cjs');
+    // A worker_threads entry running the engine worker from its TypeScript source through tsx, so that
+    // spawn-node.ts starts it with its heap cap (no unit test may build dist/worker.js).
+    const dir = mkdtempSync(join(tmpdir(), 'packetlens-oom-'));
+    const file = join(dir, 'worker.cjs');
+    const main = join(__dirname, '..', '..', 'src', 'worker', 'node-main.ts');
+    writeFileSync(file, `require(${JSON.stringify(require.resolve('tsx/cjs'))});\nrequire(${JSON.stringify(main)});\n`);
     const spawn = workerSpawner(
       null,
       () => {},
@@ -105,6 +112,7 @@ describe('engine worker out of memory', () => {
       );
     } finally {
       w.terminate('done');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
