@@ -4,6 +4,7 @@
  * with dnat/snat null when absent. Fields are only ever added, never renamed (README, "JSON output").
  */
 import type { PacketInput, Trace, TraceMiss } from '../engine/api.ts';
+import { withSteps } from './json-steps.ts';
 
 export function toJsonTrace(
   trace: Trace,
@@ -61,8 +62,21 @@ export function jsonTraceChunks(
   opts: { misses: boolean | 'grouped'; events: boolean },
   extra?: Record<string, unknown>,
 ): Chunk[] {
-  const lists = trace.outcomes.map(o => o.misses);
   const json = (v: unknown) => JSON.stringify(extra ? { ...(v as object), ...extra } : v);
+  if (!opts.misses) {
+    // Each outcome's steps stand in as a marker; json-steps.ts writes each step once (see there).
+    const marker = `\u0000packetlens-steps-${NONCE}\u0000`;
+    const outcomes = trace.outcomes.map(o => ({ ...o, steps: marker as unknown as typeof o.steps }));
+    const text = json(toJsonTrace({ ...trace, outcomes }, input, opts));
+    return (
+      withSteps(
+        text,
+        marker,
+        trace.outcomes.map(o => o.steps),
+      ) ?? [json(toJsonTrace(trace, input, opts))]
+    );
+  }
+  const lists = trace.outcomes.map(o => o.misses);
   if (opts.misses !== true || lists.reduce((n, l) => n + l.length, 0) < 256)
     return [json(toJsonTrace(trace, input, opts))];
   // Each outcome's misses stand in as a marker string no rule text can hold (a per-process nonce).

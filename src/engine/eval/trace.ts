@@ -277,7 +277,13 @@ function traceOn(rs: Ruleset, input: PacketInput, options: TraceOptions, node: N
   let live: LiveMarks | null = null;
   const liveOf = () => (live ??= liveMarks(rs, (options.interceptors?.length ?? 0) > 0));
   const explain = options.explain ?? true;
-  const opts = { explain: explain !== false, events: options.events ?? true, limits, live: liveOf };
+  const opts = {
+    explain: explain !== false,
+    events: options.events ?? true,
+    limits,
+    live: liveOf,
+    steps: new Map(),
+  };
   const show = (a: Parameters<ShowAddr>[0]) => node.show(a);
   const start = viewPacket(built.pkt, show);
   const endings =

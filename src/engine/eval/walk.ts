@@ -46,6 +46,12 @@ export interface WalkOptions {
   readonly limits: TraceLimits;
   /** Mark bits some rule reads (computed on first need). */
   readonly live: () => LiveMarks;
+  /**
+   * The steps recorded so far in this trace, by rule: a rule that does the same thing on the same hook for
+   * several paths (the POSTROUTING rules every outcome of a Service crosses) records one shared step, so
+   * the CLI's JSON writes it once (steps are read-only values, shared by forked paths already).
+   */
+  readonly steps?: Map<Rule, TraceStep>;
 }
 
 /** Why-not entries kept per path; beyond, a note says the list was cut (memory stays bounded). */
@@ -341,9 +347,19 @@ class TableWalk {
   private record(path: Path, rule: Rule, verdict: string, action?: string): void {
     const s: TraceStep = this.table.nft
       ? { ...step(this.hook, rule, verdict), family: this.table.family ?? 'ip', ...(action ? { action } : {}) }
-      : step(this.hook, rule, verdict);
+      : this.shared(rule, verdict);
     if (path.steps.length < MAX_RECORDED) path.steps.push(s);
     event(path, { kind: 'rule', step: s });
+  }
+
+  /** The step of an iptables rule: the one this trace recorded for the rule before when it says the same. */
+  private shared(rule: Rule, verdict: string): TraceStep {
+    const cache = this.opts.steps;
+    const seen = cache?.get(rule);
+    if (seen && seen.hook === this.hook && seen.verdict === verdict) return seen;
+    const s = step(this.hook, rule, verdict);
+    cache?.set(rule, s);
+    return s;
   }
 
   /**

@@ -10,7 +10,7 @@ import type { Family } from '../net/addr.ts';
 import type { CompileContext } from '../matches/types.ts';
 import type { BaseChainInfo, Chain, Counters, IpMatch, MatchInstance, Rule, Table, TargetInstance } from '../model.ts';
 import { STANDARD_TARGETS } from '../targets/registry.ts';
-import { type PendingTarget, RuleSpecParser, exactList } from './rule.ts';
+import { type PendingTarget, RuleSpecParser } from './rule.ts';
 import type { RuleRows, TargetRef } from './rule-store.ts';
 import { TokenBuffer } from './tokenize.ts';
 
@@ -289,7 +289,7 @@ function compileTarget(
     return { kind: p.kind, chain: p.name, start: p.start, end: p.end };
   }
   const mod = p.kind === 'jump' ? p.module : null;
-  if (!mod) return { kind: 'unknown', name: p.name, options: exactList(p.options), start: p.start, end: p.end };
+  if (!mod) return { kind: 'unknown', name: p.name, options: p.options, start: p.start, end: p.end };
   const ctx: CompileContext = {
     family,
     proto: ip.proto && !ip.proto.negated ? ip.proto.value : null,
@@ -304,7 +304,7 @@ function compileTarget(
     kind: 'target',
     module: mod,
     spec: mod.compile(p.options, ctx),
-    options: exactList(p.options),
+    options: p.options,
     start: p.start,
     end: p.end,
   };

@@ -74,7 +74,8 @@ export interface PendingTarget {
   readonly kind: 'jump' | 'goto';
   readonly name: string;
   readonly module: TargetModule<unknown> | null;
-  readonly options: ParsedOption[];
+  /** Replaced, never pushed to, while the rule is read (`withOption`): a list of its own size. */
+  options: ParsedOption[];
   readonly start: number;
   readonly end: number;
   readonly line: number;
@@ -100,8 +101,24 @@ export type Reporter = (
 interface Slot {
   readonly module: MatchModule<unknown>;
   readonly explicit: boolean;
-  readonly options: ParsedOption[];
+  /** Replaced, never pushed to, while the rule is read (`withOption`). */
+  options: ParsedOption[];
   readonly known: boolean;
+}
+
+/** Something that collects options: a match module's slot or the target. */
+type OptionOwner = { options: ParsedOption[] };
+
+/**
+ * `list` with `o` added, as a new list of exactly that size: a rule has a few options per module, and a
+ * pushed-to `[]` takes room for 17 (152 bytes of garbage, or kept by the compiled rule).
+ */
+function withOption(list: readonly ParsedOption[], o: ParsedOption): ParsedOption[] {
+  if (list.length === 0) return [o];
+  const out = new Array<ParsedOption>(list.length + 1);
+  for (let k = 0; k < list.length; k++) out[k] = list[k]!;
+  out[list.length] = o;
+  return out;
 }
 
 const EMPTY_IP: IpMatch = Object.freeze({});
@@ -130,16 +147,6 @@ function parseAddrArg(text: string, family: Family): Net | null {
 }
 
 type MutableIp = { -readonly [K in keyof IpMatch]: IpMatch[K] };
-
-/**
- * A list filled by `push`, copied without spare room. V8 gives a `[]` that is pushed to room for 17
- * elements (152 bytes): a compiled rule keeps four or five such lists (its matches, each module's and the
- * target's options, each option's arguments), which made up 45% of its 1.5 KB — and the trace's garbage
- * collector copies every compiled rule it keeps.
- */
-export function exactList<T>(list: T[]): T[] {
-  return list.length === 0 ? [] : list.slice();
-}
 
 export class RuleSpecParser implements CompileContext {
   family: Family = 4;
@@ -372,17 +379,17 @@ export class RuleSpecParser implements CompileContext {
     const target = this.target;
     if (target?.module) {
       const spec = optionTable(target.module).get(word);
-      if (spec) return this.collect(i, spec, neg, target.options);
+      if (spec) return this.collect(i, spec, neg, target);
     }
     const found = this.matchOption(word);
-    if (found) return this.collect(i, found.spec, neg, found.slot.options);
+    if (found) return this.collect(i, found.spec, neg, found.slot);
     if (target && !target.module && !STANDARD_TARGETS.has(target.name)) {
       // A target we do not model (or a chain, which resolution will check): keep the words as written.
-      return this.collect(i, null, neg, target.options);
+      return this.collect(i, null, neg, target);
     }
     const slots = this.slots;
     const last = slots[slots.length - 1];
-    if (last && !last.known && !target) return this.collect(i, null, neg, last.options);
+    if (last && !last.known && !target) return this.collect(i, null, neg, last);
     this.err(
       'unknown-option',
       target
@@ -427,13 +434,13 @@ export class RuleSpecParser implements CompileContext {
       this.slot = s;
       const spec = s.module.compile(s.options, this);
       if (comment === null && s.module.name === 'comment') comment = (spec as { text: string }).text;
-      matches[k] = { module: s.module, spec, explicit: s.explicit, options: exactList(s.options) };
+      matches[k] = { module: s.module, spec, explicit: s.explicit, options: s.options };
     }
     this.slot = null;
     return { ip: ip ?? EMPTY_IP, matches, target: this.target, comment, counters: this.counters };
   }
 
-  private collect(i: number, spec: OptionSpec | null, neg: boolean, into: ParsedOption[]): number {
+  private collect(i: number, spec: OptionSpec | null, neg: boolean, owner: OptionOwner): number {
     const tok = this.tok;
     const n = tok.count;
     const word = tok.text[i]!;
@@ -445,14 +452,13 @@ export class RuleSpecParser implements CompileContext {
       this.err('deprecated-syntax', `'${word} ! value' is deprecated: write '! ${word} value'`, i, j, 'warning');
       j++;
     }
-    const args: string[] = [];
+    const first = j;
     if (spec) {
       for (let k = 0; k < spec.args; k++) {
         if (j >= n || (tok.text[j] === '!' && tok.quoted[j] === 0)) {
           this.err('missing-argument', `${word} needs ${spec.args} value${spec.args > 1 ? 's' : ''}`, i);
           break;
         }
-        args.push(tok.text[j]!);
         j++;
       }
     } else {
@@ -461,15 +467,14 @@ export class RuleSpecParser implements CompileContext {
         j < n &&
         !(tok.text[j]!.charCodeAt(0) === 45 && tok.text[j]!.length > 1 && tok.quoted[j] === 0) &&
         tok.text[j] !== '!'
-      ) {
-        args.push(tok.text[j]!);
+      )
         j++;
-      }
     }
-    into.push({
+    owner.options = withOption(owner.options, {
       name: spec?.name ?? word,
       negated,
-      args: exactList(args),
+      // The words taken, as a list of their own size (a pushed-to list would be garbage of 17 slots).
+      args: j > first ? tok.text.slice(first, j) : [],
       line: this.line,
       start: tok.start[i]!,
       end: tok.end[Math.max(i, j - 1)]!,
