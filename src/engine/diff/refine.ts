@@ -235,11 +235,14 @@ function portIndex(chain: Chain, family: 4 | 6): NonNullable<ChainIndex['ports']
  * few destination ports, the rules that test none of them are left out too (a rule testing one port
  * matches no packet of a box without it). Any order will do: a split found at any rule is a valid split.
  */
-function* candidates(chain: Chain, box: Box, family: 4 | 6): Generator<Rule> {
-  if (chain.rules.length <= SMALL_CHAIN) {
-    yield* chain.rules;
-    return;
-  }
+/** Rules read one at a time by position (an array is one): a list that is not built unless read. */
+interface RuleList {
+  readonly length: number;
+  at(k: number): Rule | undefined;
+}
+
+function candidates(chain: Chain, box: Box, family: 4 | 6): RuleList {
+  if (chain.rules.length <= SMALL_CHAIN) return chain.rules;
   let ix = indexes.get(chain);
   if (!ix) {
     const wide: number[] = [];
@@ -275,11 +278,14 @@ function* candidates(chain: Chain, box: Box, family: 4 | 6): Generator<Rule> {
     ix.ports ??= portIndex(chain, family);
     const picked = [...ix.ports.rest];
     for (let p = dp.lo; p <= dp.hi; p++) picked.push(...(ix.ports.byPort.get(p) ?? []));
-    for (const i of picked) yield chain.rules[i]!;
-    return;
+    return { length: picked.length, at: k => chain.rules[picked[k]!] };
   }
-  for (const i of ix.wide) yield chain.rules[i]!;
-  for (let k = lo; k < end; k++) yield chain.rules[ix.exact[k]!.i]!;
+  const { wide, exact } = ix;
+  const rules = chain.rules;
+  return {
+    length: wide.length + end - lo,
+    at: k => rules[k < wide.length ? wide[k]! : exact[lo + k - wide.length]!.i],
+  };
 }
 
 /** A class for a piece of a box: the representative moves only where it left the piece. */
@@ -403,43 +409,44 @@ export function checkClass(
         seen.add(key);
         // nftables steps name the table without its family: every table of that name is looked at.
         const chains = tablesNamed(rs, e.table).flatMap(t => t.chains.get(e.chain) ?? []);
-        // Candidates one at a time: a box split at the first rule of a long chain (each Service address of
-        // KUBE-SERVICES in turn, for a box over all of them) looks at that rule, not at every candidate.
-        const rules = (function* () {
-          for (const chain of chains) yield* candidates(chain, view, env.family);
-        })();
-        for (const rule of rules) {
-          // What the proof costs: the comparison's work budget counts the rules looked at (diff.ts `explore`).
-          if (work) work.rules++;
-          if (skip?.(rule)) continue;
-          const f = rule.nft ? nftExtras(rule) : ruleFacts(rule, env.family);
-          for (const st of f.ctstates) {
-            if (BASE_STATES.has(st) && st !== (c.input.ctstate ?? 'NEW'))
-              spawn({
-                ...c,
-                input: { ...c.input, ctstate: st as PacketInput['ctstate'] },
-                extent: { ...c.extent, ctstate: st },
+        // Candidates one at a time, the list never built: a box split at the first rule of a long chain (each
+        // Service address of KUBE-SERVICES in turn, for a box over all of them) looks at that rule only.
+        for (const chain of chains) {
+          const list = candidates(chain, view, env.family);
+          for (let k = 0; k < list.length; k++) {
+            const rule = list.at(k)!;
+            // What the proof costs: the comparison's work budget counts the rules looked at (diff.ts `explore`).
+            if (work) work.rules++;
+            if (skip?.(rule)) continue;
+            const f = rule.nft ? nftExtras(rule) : ruleFacts(rule, env.family);
+            for (const st of f.ctstates) {
+              if (BASE_STATES.has(st) && st !== (c.input.ctstate ?? 'NEW'))
+                spawn({
+                  ...c,
+                  input: { ...c.input, ctstate: st as PacketInput['ctstate'] },
+                  extent: { ...c.extent, ctstate: st },
+                });
+            }
+            for (const l of f.recentLists)
+              if (!c.affinity.includes(l))
+                spawn({ ...c, affinity: [...c.affinity, l], extent: { ...c.extent, affinity: [...c.affinity, l] } });
+            if (f.addrtype && !exact) {
+              const byType = cutAt('src', cuts.src);
+              if (byType) return byType;
+            }
+            const a = rule.nft
+              ? nftAnswer(rule, box, view, c.input, env.uplink, env.family, CUTTERS)
+              : answer(f as RuleFacts, rule, view, c.input, env.uplink);
+            if (a.kind === 'open') return a;
+            if (a.kind === 'split') {
+              // Only untranslated fields can split (translated ones are single values): carry them to the box.
+              const back = a.boxes.map(p => {
+                const out: Record<string, unknown> = { ...box };
+                for (const k of Object.keys(p.box) as (keyof Box)[]) if (p.box[k] !== view[k]) out[k] = p.box[k];
+                return { ...p, box: out as unknown as Box };
               });
-          }
-          for (const l of f.recentLists)
-            if (!c.affinity.includes(l))
-              spawn({ ...c, affinity: [...c.affinity, l], extent: { ...c.extent, affinity: [...c.affinity, l] } });
-          if (f.addrtype && !exact) {
-            const byType = cutAt('src', cuts.src);
-            if (byType) return byType;
-          }
-          const a = rule.nft
-            ? nftAnswer(rule, box, view, c.input, env.uplink, env.family, CUTTERS)
-            : answer(f as RuleFacts, rule, view, c.input, env.uplink);
-          if (a.kind === 'open') return a;
-          if (a.kind === 'split') {
-            // Only untranslated fields can split (translated ones are single values): carry them to the box.
-            const back = a.boxes.map(p => {
-              const out: Record<string, unknown> = { ...box };
-              for (const k of Object.keys(p.box) as (keyof Box)[]) if (p.box[k] !== view[k]) out[k] = p.box[k];
-              return { ...p, box: out as unknown as Box };
-            });
-            return pieces(env, c, back);
+              return pieces(env, c, back);
+            }
           }
         }
       }
