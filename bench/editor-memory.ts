@@ -5,8 +5,13 @@
  * worker's heap and this process's peak RSS (which includes every worker thread and the texts this process
  * holds, as the extension host holds the open documents).
  *   node --import tsx bench/editor-memory.ts [--cap MB] dumps FILE...      one worker per dump, as DumpStore
+ *   node --import tsx bench/editor-memory.ts [--cap MB] store FILE...      the dump store (fake VS Code): each
+ *     file opened in turn, the one on screen, its diagnostics and a trace asked; the store's budget drops
+ *     the parses of the others when the workers hold more than the cap together
  *   node --import tsx bench/editor-memory.ts [--cap MB] diff OLD NEW      a comparison's worker
  *   node --import tsx bench/editor-memory.ts [--cap MB] manifests FILE... one cluster per file, one worker
+ *   node --import tsx bench/editor-memory.ts [--cap MB] workspace FILE... the same through ManifestWorkspace
+ *     (fake VS Code), whose worker drops the views used least recently past half the cap
  * `--cap` is each worker's heap limit (default: the extension's, packetlens.limits.engineMemoryMB).
  */
 import { readFileSync } from 'node:fs';
@@ -77,6 +82,40 @@ async function dumps(): Promise<void> {
   for (const w of workers) w.terminate('done');
 }
 
+/** The editor's DumpStore over fake documents: several big dumps opened one after the other, as in a review. */
+async function store(): Promise<void> {
+  await import('../test/editor/fake-vscode/register.ts');
+  const vscode = await import('../test/editor/fake-vscode/vscode.ts');
+  const { DumpStore } = await import('../src/vscode/dump-store.ts');
+  let onScreen = '';
+  const s = new DumpStore(
+    () => 1 << 30,
+    spawn,
+    m => console.log(`        store: ${m}`),
+    undefined,
+    { budget: () => cap * 1048576, visible: uri => uri.toString() === onScreen },
+  );
+  for (const f of files) {
+    const doc = new vscode.FakeTextDocument(vscode.Uri.file(f), readFileSync(f, 'utf8'));
+    onScreen = doc.uri.toString();
+    try {
+      const a = await s.get(doc as never);
+      say(`${basename(f)}: ${a.summary.ruleCount} rules parsed`);
+      await a.ask('diagnostics', DIAGNOSTICS);
+      const t = await a.ask('trace', {
+        packet: 'tcp 203.0.113.10 -> 10.96.39.15:80',
+        node: { addresses: ['192.0.2.1'] },
+      });
+      say(`${basename(f)}: diagnostics, trace ${t.ok ? `${t.trace.outcomes.length} outcomes` : t.error}`);
+      await new Promise(r => setTimeout(r, 2000)); // the store's budget check after answers
+      say(`${basename(f)}: settled`);
+    } catch (e) {
+      say(`${basename(f)}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  s.dispose();
+}
+
 async function diff(): Promise<void> {
   const [a, b] = files as [string, string];
   const w = new EngineWorker(spawn);
@@ -123,13 +162,45 @@ async function manifests(): Promise<void> {
   w.terminate('done');
 }
 
+/** The editor's ManifestWorkspace over fake documents: each file its own cluster, read and a node's rules made. */
+async function workspace(): Promise<void> {
+  await import('../test/editor/fake-vscode/register.ts');
+  const vscode = await import('../test/editor/fake-vscode/vscode.ts');
+  const { ManifestWorkspace } = await import('../src/vscode/manifest-workspace.ts');
+  const { readSettings } = await import('../src/editor/settings.ts');
+  const settings = readSettings(key => (key === 'limits.engineMemoryMB' ? cap : undefined));
+  const ws = new ManifestWorkspace(
+    () => settings,
+    m => /dropped|stopped|memory/.test(m) && console.log(`        workspace: ${m}`),
+    spawn,
+  );
+  for (const f of files) {
+    const doc = new vscode.FakeTextDocument(vscode.Uri.file(f), readFileSync(f, 'utf8'));
+    vscode.workspace.textDocuments.push(doc);
+    try {
+      const view = await ws.viewFor(doc as never);
+      say(`${basename(f)}: ${view.summary.services} Services read`);
+      const node = (await view.ask('kubeNodePicks', {}))[0]?.node;
+      if (node) {
+        const d = await view.ask('kubeDump', { node, traced: false, offset: 0, limit: 1 << 20 });
+        say(`${basename(f)}: node ${node}'s rules synthesized (${d?.total ?? 0} chars)`);
+      }
+    } catch (e) {
+      say(`${basename(f)}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  ws.dispose();
+}
+
 async function main(): Promise<void> {
   console.log(`mode ${mode}, heap cap ${cap} MB per worker, Node ${process.version}`);
   say('start');
   if (mode === 'dumps') await dumps();
   else if (mode === 'diff') await diff();
+  else if (mode === 'store') await store();
+  else if (mode === 'workspace') await workspace();
   else if (mode === 'manifests') await manifests();
-  else throw new Error('usage: bench/editor-memory.ts [--cap MB] dumps|diff|manifests FILE...');
+  else throw new Error('usage: bench/editor-memory.ts [--cap MB] dumps|store|diff|manifests|workspace FILE...');
   say('end');
 }
 

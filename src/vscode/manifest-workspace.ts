@@ -19,6 +19,7 @@ import type { Settings } from '../editor/settings.ts';
 import { PromiseCache } from '../editor/promise-cache.ts';
 import type { ClusterSummary, ManifestSource, Method, Params, Result } from '../shared/engine-protocol.ts';
 import { EngineWorker, PIECE_CHARS, type SpawnWorker, stringPieces } from '../worker/client.ts';
+import { MemoryLedger, ViewFailures } from './manifest-memory.ts';
 import { YAML_LANGUAGE_ID } from './commands.ts';
 import { wholeLines } from './convert.ts';
 import { documentPieces } from './dump-store.ts';
@@ -68,6 +69,10 @@ export class ManifestWorkspace implements vscode.Disposable {
   /** Keys of the views the worker holds. */
   private readonly held = new Set<string>();
   private nextKey = 1;
+  /** Clusters the worker died on (out of memory): not read again until the manifests or the limit change. */
+  private readonly failures = new ViewFailures();
+  /** What each held view costs and when it was last asked: the views to drop when the worker is full. */
+  private readonly ledger = new MemoryLedger();
 
   constructor(
     private readonly settings: () => Settings,
@@ -195,9 +200,39 @@ export class ManifestWorkspace implements vscode.Disposable {
     return [...out.values()].sort((a, b) => a.label.localeCompare(b.label));
   }
 
-  /** The view of a cluster, read once until something changes. */
+  /**
+   * The view of a cluster, read once until something changes; for a cluster the worker could not hold
+   * (it ran out of memory on it), the reason, until the manifests or the limit change.
+   */
   view(cluster: Cluster, doc?: vscode.TextDocument): Promise<ClusterHandle> {
+    const failed = this.failures.failed(cluster.root.toString());
+    if (failed) return Promise.reject(failed);
     return this.views.get(cluster.root.toString(), () => this.build(cluster, doc));
+  }
+
+  /** The manifests' worker, started on first need; it tells `died` when it dies unasked (out of memory). */
+  private workerNow(): EngineWorker {
+    if (this.worker) return this.worker;
+    const worker: EngineWorker = new EngineWorker(this.spawn, err => this.died(worker, err));
+    return (this.worker = worker);
+  }
+
+  /**
+   * The worker died unasked (out of memory): every view it held is gone. The clusters it was reading, or
+   * died on twice, are marked failed and the user told once, naming the cluster and the limit (ViewFailures);
+   * the others are read again in a fresh worker when next asked for (listeners are told to ask again).
+   */
+  private died(worker: EngineWorker, err: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.held.clear();
+    this.views.clear();
+    this.ledger.clear();
+    for (const f of this.failures.died(err)) {
+      this.log(f.message);
+      void warn(f.message);
+    }
+    this.emitter.fire();
   }
 
   /** Stops the worker (its requests fail with `Cancelled`) and forgets the views it held. */
@@ -206,6 +241,7 @@ export class ManifestWorkspace implements vscode.Disposable {
     this.worker = null;
     this.held.clear();
     this.views.clear();
+    this.ledger.clear();
   }
 
   private async build(cluster: Cluster, doc: vscode.TextDocument | undefined): Promise<ClusterHandle> {
@@ -225,8 +261,10 @@ export class ManifestWorkspace implements vscode.Disposable {
     }
     if (doc && !members.some(m => m.toString() === doc.uri.toString())) members.push(doc.uri);
     const texts = await Promise.all(members.map(m => this.source(m)));
-    const worker = (this.worker ??= new EngineWorker(this.spawn));
+    const worker = this.workerNow();
     const key = `cluster-${this.nextKey++}`;
+    const root = cluster.root.toString();
+    const heapBefore = await this.heapOf(worker);
     const files: ManifestSource[] = [];
     let inline = 0;
     for (let i = 0; i < members.length; i++) {
@@ -250,17 +288,24 @@ export class ManifestWorkspace implements vscode.Disposable {
     );
     let summary: ClusterSummary;
     try {
-      summary = await worker.request('kubeLoad', {
-        key,
-        label: cluster.label,
-        mode: s.kubeProxy.mode,
-        files,
-        maxPerFile: s.limits.maxDiagnostics,
-      });
+      summary = await this.failures.track(
+        root,
+        cluster.label,
+        true,
+        worker.request('kubeLoad', {
+          key,
+          label: cluster.label,
+          mode: s.kubeProxy.mode,
+          files,
+          maxPerFile: s.limits.maxDiagnostics,
+        }),
+      );
     } finally {
       end();
     }
     this.held.add(key);
+    this.ledger.held(key, root, Math.max(0, (await this.heapOf(worker)) - heapBefore));
+    await this.keepWithinBudget(worker, key);
     this.log(
       `manifests of ${cluster.label}: ${summary.files.length} Kubernetes file${summary.files.length === 1 ? '' : 's'}${skipped ? ` (${skipped} more not read: packetlens.limits.maxManifestFiles)` : ''}, ${summary.services} Services, ${summary.nodes.length} nodes, ${summary.pods} pods, ${summary.mode} mode, read in ${summary.readMs.toFixed(0)} ms by the worker (${(performance.now() - t0).toFixed(0)} ms in all)`,
     );
@@ -281,8 +326,38 @@ export class ManifestWorkspace implements vscode.Disposable {
       root: cluster.root,
       label: cluster.label,
       summary,
-      ask: (method, params) => worker.request(method, { ...params, key } as never),
+      ask: (method, params) => {
+        this.ledger.used(key);
+        return this.failures.track(root, cluster.label, false, worker.request(method, { ...params, key } as never));
+      },
     };
+  }
+
+  /** The worker's heap (bytes), 0 when it cannot say. */
+  private async heapOf(worker: EngineWorker): Promise<number> {
+    return worker.request('memory', {}).then(
+      m => m.heapUsed,
+      () => 0,
+    );
+  }
+
+  /**
+   * One worker holds every cluster's view: past half its heap limit (the rest is room for the traces and
+   * rules synthesized from the view in use), the views used least recently other than `keep` are dropped
+   * (read again when next asked for), so opening one more cluster does not end all of them.
+   */
+  private async keepWithinBudget(worker: EngineWorker, keep: string): Promise<void> {
+    const budget = (this.settings().limits.engineMemoryMB * 1048576) / 2;
+    const dropped = this.ledger.toDrop(await this.heapOf(worker), budget, keep);
+    for (const { key, root } of dropped) {
+      worker.request('drop', { key }).catch(() => {});
+      this.held.delete(key);
+      this.views.delete(root);
+      this.log(
+        `dropped the manifests' view of ${root} to keep the manifests' worker within ${(budget / 1048576).toFixed(0)} MB (half of packetlens.limits.engineMemoryMB); it is read again when needed`,
+      );
+    }
+    if (dropped.length) this.emitter.fire();
   }
 
   /** Sends one piece of a file's text, then lets other tasks in (a piece is about a millisecond to copy). */
@@ -357,6 +432,8 @@ export class ManifestWorkspace implements vscode.Disposable {
       this.timer = null;
       this.views.clear();
       this.roots.clear();
+      this.failures.clear();
+      this.ledger.clear();
       if (this.worker?.busy) this.stopWorker('the manifests changed');
       for (const key of this.held) this.worker?.request('drop', { key }).catch(() => {});
       this.held.clear();

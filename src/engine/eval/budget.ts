@@ -14,6 +14,7 @@
 import type { Ruleset } from '../model.ts';
 import { MATCHES } from '../matches/registry.ts';
 import { mentionsBesidesJump } from '../iptables/rule-text.ts';
+import { IptRule } from '../iptables/rule-node.ts';
 import { type Rational, ZERO, add } from '../rational.ts';
 import type { TraceAssumption } from './trace-types.ts';
 
@@ -90,6 +91,11 @@ export function liveMarks(rs: Ruleset, hasInterceptors: boolean): LiveMarks {
   for (const t of rs.tables.values()) {
     for (const c of t.chains.values()) {
       for (const r of c.rules) {
+        // Only match and target modules are read below: a rule with neither (an nft rule: its program is
+        // its own) adds nothing, and asking whether its text mentions a mark lowered every rule of a lazily
+        // read nft script and kept each program (kube-proxy's 43 MB script: 790 MB of heap after the first
+        // trace, past the editor worker's heap limit at 101 MB). An iptables rule is not compiled for it.
+        if (!(r instanceof IptRule) && r.target === null && r.matches.length === 0) continue;
         // A jump to a chain named …MARK… reads no mark: kube-proxy's 100k `-j KUBE-MARK-MASQ` rules of a
         // 320k-rule dump stay uncompiled (they held 40 MB).
         if (!mentionsBesidesJump(r, 'mark', name => t.chains.has(name))) continue;

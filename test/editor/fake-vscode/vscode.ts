@@ -146,7 +146,18 @@ export class FakeQuickPick<T> {
 /** Quick picks created through the API, in order. */
 export const quickPicks: FakeQuickPick<unknown>[] = [];
 
+/** The notifications shown (information, warning, error), in order. */
+export const shownMessages: string[] = [];
+
+function show(message: string): Promise<undefined> {
+  shownMessages.push(message);
+  return Promise.resolve(undefined);
+}
+
 export const window = {
+  showInformationMessage: show,
+  showWarningMessage: show,
+  showErrorMessage: show,
   createQuickPick<T>(): FakeQuickPick<T> {
     const qp = new FakeQuickPick<T>();
     quickPicks.push(qp as FakeQuickPick<unknown>);
@@ -223,9 +234,23 @@ export class FakeTextDocument {
   }
 }
 
+const noListener = () => ({ dispose() {} });
+
 export const workspace = {
   /** The open documents (a test puts its own here). */
   textDocuments: [] as FakeTextDocument[],
+  /** No workspace folder: every file is outside one. */
+  workspaceFolders: undefined,
+  getWorkspaceFolder(): undefined {
+    return undefined;
+  },
+  asRelativePath(uri: Uri | string): string {
+    return uri.toString();
+  },
+  createFileSystemWatcher() {
+    return { onDidCreate: noListener, onDidDelete: noListener, onDidChange: noListener, dispose() {} };
+  },
+  onDidChangeWorkspaceFolders: noListener,
   fs: {
     stat(): Promise<never> {
       return Promise.reject(new Error('no file system in the fake'));
