@@ -51,8 +51,23 @@ type Stage =
   | { readonly kind: 'nat'; readonly chains: readonly HookChain[]; readonly priority: number }
   | { readonly kind: 'interceptor'; readonly interceptor: HookInterceptor; readonly priority: number };
 
-/** The hook's entries in priority order, with the interceptors registered on it slotted in by priority. */
+/** Each trace's stages by hook and family (a trace has its own `env`; its ruleset and interceptors stay put). */
+const traceStages = new WeakMap<TraceEnv, Map<string, Stage[]>>();
+
+/**
+ * The hook's entries in priority order, with the interceptors registered on it slotted in by priority;
+ * worked out once per trace for each hook, not for every path that crosses it.
+ */
 function stagesOf(rs: Ruleset, hook: HookName, family: Family, env: TraceEnv): Stage[] {
+  let byHook = traceStages.get(env);
+  if (!byHook) traceStages.set(env, (byHook = new Map()));
+  const key = `${hook} ${family}`;
+  let stages = byHook.get(key);
+  if (!stages) byHook.set(key, (stages = hookStages(rs, hook, family, env)));
+  return stages;
+}
+
+function hookStages(rs: Ruleset, hook: HookName, family: Family, env: TraceEnv): Stage[] {
   const stages: Stage[] = [];
   const nat: HookChain[] = [];
   for (const hc of baseChainsForHook(rs, hook, family)) {

@@ -81,7 +81,7 @@ class TableWalk {
   readonly results: TableResult[] = [];
   private readonly queue = new Queue();
   /** Waiting items by the chain and position they will resume at, for merging. */
-  private readonly waiting = new Map<Chain, Map<number, Set<Item>>>();
+  private waiting: Map<Chain, Map<number, Set<Item>>> | null = null;
   private waitingCount = 0;
   private seq = 0;
 
@@ -106,6 +106,11 @@ class TableWalk {
 
   private peersOf(stack: Frame[], create: boolean): Set<Item> | undefined {
     const top = stack[stack.length - 1]!;
+    // Made on the first fork: most walks (a hook's chains for one path) never fork.
+    if (!this.waiting) {
+      if (!create) return undefined;
+      this.waiting = new Map();
+    }
     let byPos = this.waiting.get(top.chain);
     if (!byPos) {
       if (!create) return undefined;
@@ -121,11 +126,10 @@ class TableWalk {
   }
 
   run(start: Path): TableResult[] {
-    this.enqueue(start, [
-      newFrame(this.base, start, this.opts.explain, { chain: this.base, rule: null, parent: null }),
-    ]);
-    while (this.queue.size) {
-      const item = this.queue.pop()!;
+    // The first item runs at once: it would be the only one queued and waiting, popped straight away.
+    const stack = [newFrame(this.base, start, this.opts.explain, { chain: this.base, rule: null, parent: null })];
+    let item: Item | undefined = { path: start, stack, seq: this.seq++, weight: 0, dead: false };
+    for (; item; item = this.queue.pop()) {
       if (item.dead) continue;
       this.unwait(item);
       if (this.limits.exhausted && this.limits.steps >= this.limits.maxSteps) {

@@ -359,12 +359,17 @@ export class IptChain implements Chain {
   get rules(): Rule[] {
     if (this.list === null) {
       const rows = this.rows;
-      const list: Rule[] = [];
+      // Made at its size (the chain's rows are counted): a pushed-to `[]` keeps room for at least 17.
+      const list: Rule[] = new Array<Rule>(this.size);
+      let k = 0;
       for (let r = this.head; r >= 0; r = rows.next(r)) {
         const rule = new IptRule(rows, r, this.name);
-        rule.index = list.length + 1;
-        list.push(rule);
+        rule.index = k + 1;
+        if (k < list.length) list[k] = rule;
+        else list.push(rule);
+        k++;
       }
+      list.length = k;
       this.list = list;
     }
     return this.list;

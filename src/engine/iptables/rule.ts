@@ -157,7 +157,9 @@ export class RuleSpecParser implements CompileContext {
   private slot: Slot | null = null;
   // The rule being read (reset by `parse`).
   private ip: MutableIp | null = null;
-  private slots: Slot[] = [];
+  /** The match modules of the rule being read: the first `nSlots` (one list for every rule: no garbage list per rule). */
+  private readonly slots: Slot[] = [];
+  private nSlots = 0;
   private target: PendingTarget | null = null;
   private counters: ParsedRuleSpec['counters'] = null;
   private negStart = -1;
@@ -204,7 +206,7 @@ export class RuleSpecParser implements CompileContext {
     this.from = from;
     this.family = family;
     this.ip = null;
-    this.slots = [];
+    this.nSlots = 0;
     this.target = null;
     this.counters = null;
     let negate = false;
@@ -347,7 +349,12 @@ export class RuleSpecParser implements CompileContext {
       );
     else if (mod.families && !mod.families.includes(this.family))
       this.err('family-mismatch', `match '${arg}' does not exist for IPv${this.family}`, i, i + 1);
-    this.slots.push({ module: mod ?? unknownModule(arg), explicit: true, options: [], known: mod !== undefined });
+    this.slots[this.nSlots++] = {
+      module: mod ?? unknownModule(arg),
+      explicit: true,
+      options: [],
+      known: mod !== undefined,
+    };
     return i + 1;
   }
 
@@ -387,7 +394,7 @@ export class RuleSpecParser implements CompileContext {
       // A target we do not model (or a chain, which resolution will check): keep the words as written.
       return this.collect(i, null, neg, target);
     }
-    const slots = this.slots;
+    const slots = this.slots.slice(0, this.nSlots);
     const last = slots[slots.length - 1];
     if (last && !last.known && !target) return this.collect(i, null, neg, last);
     this.err(
@@ -408,7 +415,7 @@ export class RuleSpecParser implements CompileContext {
   /** The loaded (or implicitly loaded) match module that takes option `word`. */
   private matchOption(word: string): { slot: Slot; spec: OptionSpec } | null {
     const slots = this.slots;
-    for (let k = slots.length - 1; k >= 0; k--) {
+    for (let k = this.nSlots - 1; k >= 0; k--) {
       const o = optionTable(slots[k]!.module).get(word);
       if (o) return { slot: slots[k]!, spec: o };
     }
@@ -419,17 +426,17 @@ export class RuleSpecParser implements CompileContext {
     const o = mod ? optionTable(mod).get(word) : undefined;
     if (!mod || !o) return null;
     const slot: Slot = { module: mod, explicit: false, options: [], known: true };
-    slots.push(slot);
+    slots[this.nSlots++] = slot;
     return { slot, spec: o };
   }
 
   /** Compiles each loaded module's options, in load order. */
   private compileMatches(): ParsedRuleSpec {
     const ip = this.ip;
-    const matches: MatchInstance[] = new Array(this.slots.length);
+    const matches: MatchInstance[] = new Array(this.nSlots);
     let comment: string | null = null;
     this.proto = ip?.proto && !ip.proto.negated ? ip.proto.value : null;
-    for (let k = 0; k < this.slots.length; k++) {
+    for (let k = 0; k < this.nSlots; k++) {
       const s = this.slots[k]!;
       this.slot = s;
       const spec = s.module.compile(s.options, this);
