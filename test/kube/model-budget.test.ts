@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { readManifests } from '../../src/engine/kube/manifest/read.ts';
 import { MODEL_BUDGET } from '../../src/engine/kube/model/budget.ts';
 import { buildClusterModel } from '../../src/engine/kube/model/build.ts';
-import { modelCost } from '../../src/engine/kube/modes/index.ts';
+import { PROXY_MODES, modelCost } from '../../src/engine/kube/modes/index.ts';
 import { productManifests } from '../helpers/fixtures.ts';
 
 const read = (text: string) => readManifests([{ file: 'm.yaml', text }]);
@@ -113,5 +113,73 @@ describe("the cluster model's budget on products", () => {
       "m.yaml: DaemonSet default/c (line 35) places 4 pods (one on each of 4 nodes), past the cluster model's budget of 10 placed pods (8 already placed for the workloads before it); this workload and the workloads after it, from line 35, were not placed (they have no pods and give no endpoints): the answer is partial",
     );
     assert.equal(buildClusterModel(read(text), { podBudget: 12 }).partial, null);
+  });
+});
+
+describe("MetalLB's allocator over many Services", () => {
+  const pool = (name: string, addresses: string, extra = '') =>
+    `apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: ${name}, namespace: metallb-system}\nspec: {addresses: [${addresses}]${extra}}\n`;
+  const lb = (i: number, annotations = '') =>
+    `- {apiVersion: v1, kind: Service, metadata: {name: s${i}${annotations}}, spec: {type: LoadBalancer, clusterIP: 10.96.${i >> 8}.${i & 255}, ports: [{port: 80}]}}`;
+  const list = (items: string[]) => `apiVersion: v1\nkind: List\nitems:\n${items.join('\n')}\n`;
+  const lbIPs = (text: string) =>
+    Object.fromEntries(buildClusterModel(read(text)).servicePorts.map(p => [p.name, p.lbIPs.join(',')]));
+
+  it('hands out the first free address in pool order, a full pool moving on to the next, as before', () => {
+    const text = [
+      pool('b', '192.0.2.8/30'),
+      pool('a', '192.0.2.0/30, 192.0.2.4/31'),
+      pool('named', '198.51.100.0/30', ', autoAssign: false'),
+      list([
+        `- {apiVersion: v1, kind: Service, metadata: {name: asks}, spec: {type: LoadBalancer, loadBalancerIP: 192.0.2.1, ports: [{port: 80}]}}`,
+        ...[0, 1, 2, 3, 4].map(i => lb(i)),
+        lb(5, ', annotations: {metallb.universe.tf/address-pool: named}'),
+        lb(6),
+        lb(7),
+      ]),
+    ].join('---\n');
+    assert.deepEqual(lbIPs(text), {
+      asks: '192.0.2.1',
+      s0: '192.0.2.0',
+      s1: '192.0.2.2',
+      s2: '192.0.2.3',
+      s3: '192.0.2.4',
+      s4: '192.0.2.5',
+      s5: '198.51.100.0',
+      s6: '192.0.2.8',
+      s7: '192.0.2.9',
+    });
+  });
+
+  it('resumes where it stopped instead of searching each pool from its start (20,000 Services: 49 s of CPU before)', () => {
+    const text = [pool('p', '192.168.0.0/12'), list(Array.from({ length: 20_000 }, (_, i) => lb(i)))].join('---\n');
+    const start = performance.now();
+    const ips = lbIPs(text);
+    const ms = performance.now() - start;
+    assert.equal(ips.s19999, '192.160.78.31');
+    assert.ok(ms < 15_000, `${ms} ms`);
+  });
+});
+
+describe('products inside the synthesizers', () => {
+  it("a node's addresses against nodePortAddresses are not their product, in every mode (50,000 × 50,000: 7–12 s of CPU before)", () => {
+    const n = 50_000;
+    const addresses = Array.from({ length: n }, (_, i) => `{type: InternalIP, address: 10.1.${i >> 8}.${i & 255}}`);
+    // One CIDR holds the node's 1,000th address.
+    const cidrs = Array.from({ length: n }, (_, i) => (i === 7 ? '10.1.3.232/32' : `192.${i >> 8}.${i & 255}.0/24`));
+    const text = [
+      `apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus: {addresses: [${addresses.join(', ')}]}\nspec: {podCIDR: 10.244.0.0/24}\n`,
+      `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nnodePortAddresses: [${cidrs.join(', ')}]\n`,
+      `apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: NodePort, clusterIP: 10.96.0.10, ports: [{port: 80, nodePort: 30080}]}\n`,
+    ].join('---\n');
+    const model = buildClusterModel(read(text));
+    for (const mode of PROXY_MODES) {
+      const start = performance.now();
+      const rules = mode.synthesize(model, { nodeName: 'node-1' }).render(null, '#');
+      const ms = performance.now() - start;
+      assert.ok(ms < 5_000, `${mode.name}: ${ms} ms`);
+      assert.ok(rules.includes('10.1.3.232'), `${mode.name}: the NodePort listens on the address its CIDR holds`);
+      assert.ok(!rules.includes('10.1.3.231'), `${mode.name}: and on no other`);
+    }
   });
 });

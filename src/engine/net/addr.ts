@@ -158,6 +158,30 @@ export function netContains(net: Net, a: Addr): boolean {
   return a.v === 6 && (a.n & net.mask) === net.n;
 }
 
+/**
+ * "Is the address in any of these nets", with the nets grouped by mask: the work per address follows the
+ * number of distinct masks (at most 33 prefixes for IPv4, 129 for IPv6), not of nets, so a node's addresses
+ * against a long nodePortAddresses list are not their product.
+ */
+export function netsMatcher(nets: readonly Net[]): (a: Addr) => boolean {
+  const groups = new Map<string, { v: 4 | 6; mask: number | bigint; ns: Set<number | bigint> }>();
+  for (const net of nets) {
+    const key = `${net.v}:${net.mask}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { v: net.v, mask: net.mask, ns: new Set() }));
+    g.ns.add(net.n);
+  }
+  const list = [...groups.values()];
+  return a => {
+    for (const g of list) {
+      if (g.v !== a.v) continue;
+      const masked = a.v === 4 ? (a.n & (g.mask as number)) >>> 0 : a.n & (g.mask as bigint);
+      if (g.ns.has(masked)) return true;
+    }
+    return false;
+  };
+}
+
 export function addrEquals(a: Addr, b: Addr): boolean {
   return a.v === b.v && a.n === b.n;
 }

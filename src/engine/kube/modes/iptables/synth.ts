@@ -7,7 +7,15 @@
  * This file holds the node-wide rules and settings; service-rules.ts writes each Service port's rules, and
  * categorize.ts picks their endpoints (pkg/proxy/topology.go `CategorizeEndpoints`).
  */
-import { isLoopback, parseAddr, parseIPv4Number, parseIPv6Bigint, parseNet, netContains } from '../../../net/addr.ts';
+import {
+  type Net,
+  isLoopback,
+  parseAddr,
+  parseIPv4Number,
+  parseIPv6Bigint,
+  parseNet,
+  netsMatcher,
+} from '../../../net/addr.ts';
 import type { ClusterModel } from '../../model/types.ts';
 import { forwardAcceptRules, markMasqRule, postroutingRules } from './common-rules.ts';
 import { writeServicePortRules, type PortContext } from './service-rules.ts';
@@ -143,11 +151,13 @@ function nodePortsTail(
     const notLoopback = family === 6 ? ' ! -d ::1/128' : !localhostNodePorts ? ' ! -d 127.0.0.0/8' : '';
     return [`${head} -m addrtype --dst-type LOCAL${notLoopback} -j KUBE-NODEPORTS`];
   }
-  const nets = nodePortAddresses.map(c => parseNet(c)).filter(n => n !== null && n.v === family);
+  const inNets = netsMatcher(
+    nodePortAddresses.map(c => parseNet(c)).filter((n): n is Net => n !== null && n.v === family),
+  );
   const out: string[] = [];
   for (const ipText of [...nodeIPs, family === 4 ? '127.0.0.1' : '::1']) {
     const ip = parseAddr(ipText);
-    if (!ip || ip.v !== family || !nets.some(n => netContains(n!, ip))) continue;
+    if (!ip || ip.v !== family || !inNets(ip)) continue;
     if (isLoopback(ip) && (family === 6 || !localhostNodePorts)) continue;
     out.push(`${head} -d ${ipText} -j KUBE-NODEPORTS`);
   }

@@ -13,7 +13,7 @@
  */
 import { type IpvsRealServer, type IpvsService, type IpvsTable, type IpvsProtocol } from '../../../ipvs/types.ts';
 import { compareRealServers, compareServices } from '../../../ipvs/render.ts';
-import { formatNet, isLoopback, netContains, parseAddr, parseNet } from '../../../net/addr.ts';
+import { formatNet, isLoopback, netContains, netsMatcher, parseAddr, parseNet } from '../../../net/addr.ts';
 import type { ClusterModel, ServicePortInfo } from '../../model/types.ts';
 import type { TableRules } from '../iptables/synth.ts';
 import { externalPolicyLocal, internalPolicyLocal, realServerEndpoints } from './endpoints.ts';
@@ -67,9 +67,10 @@ function nodePortIPs(nodeIPs: readonly string[], family: 4 | 6, cidrs: readonly 
     .map(c => parseNet(c))
     .filter((n): n is NonNullable<typeof n> => n !== null && n.v === family);
   const matchAll = nets.length === 0 || nets.some(n => n.prefix === 0);
+  const inNets = netsMatcher(nets);
   return nodeIPs.filter(ip => {
     const a = parseAddr(ip);
-    return a && a.v === family && !isLoopback(a) && (matchAll || nets.some(n => netContains(n, a)));
+    return a && a.v === family && !isLoopback(a) && (matchAll || inNets(a));
   });
 }
 

@@ -11,7 +11,7 @@
  * synthesized ruleset is a first sync: there are no stale chains to flush or delete (proxier.go keeps them
  * a second before deleting them, which a later sync's `nft list ruleset` may show, empty).
  */
-import { isLoopback, netContains, parseAddr, parseNet, formatNet } from '../../../net/addr.ts';
+import { isLoopback, netContains, netsMatcher, parseAddr, parseNet, formatNet } from '../../../net/addr.ts';
 import type { ClusterModel, EndpointInfo, ServicePortInfo } from '../../model/types.ts';
 import { categorize, externalPolicyLocal } from '../iptables/categorize.ts';
 import { nftEndpointNames, nftServiceChainNames } from './names.ts';
@@ -85,13 +85,8 @@ function nodePortIPs(
   const ofFamily = nodeIPs.filter(ip => familyOf(ip) === family);
   if (primary) return { matchAll: false, ips: ofFamily.slice(0, 1) };
   if (nets.length === 0 || nets.some(n => n.prefix === 0)) return { matchAll: true, ips: [] };
-  return {
-    matchAll: false,
-    ips: ofFamily.filter(ip => {
-      const a = parseAddr(ip)!;
-      return nets.some(n => netContains(n, a));
-    }),
-  };
+  const inNets = netsMatcher(nets);
+  return { matchAll: false, ips: ofFamily.filter(ip => inNets(parseAddr(ip)!)) };
 }
 
 class Tx {
