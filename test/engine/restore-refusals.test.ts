@@ -39,6 +39,7 @@ const WORDS: Record<string, { words: RegExp; line: number }> = {
   'utf-16.rules': { words: /UTF-16 text: iptables-restore refuses it \("line 1 failed"\)/, line: 1 },
   'crlf.rules': { words: /Windows line ends.*unable to initialize table 'filter\\r'/, line: 1 },
   'nul-byte.rules': { words: /Couldn't load target `ACC'/, line: 5 },
+  'no-policy.rules': { words: /LOGDROP is declared without a policy: .*"line 4 policy invalid"/, line: 4 },
   'word-1024.rules': {
     words: /"Parameter too long!" \(a word may have at most 1023 characters; the longest here has 1024\)/,
     line: 5,

@@ -165,10 +165,9 @@ const newChain: Handler = c => {
     report(c, 'duplicate-chain', `chain ${c.chainName} already exists`, nameStart(c), nameEnd(c));
     return;
   }
-  const range = { start: { line: c.lineNo, character: nameStart(c) }, end: { line: c.lineNo, character: nameEnd(c) } };
   t.chains.set(
     c.chainName,
-    new IptChain(c.chainName, t.name, false, undefined, null, null, c.lineNo, range, c.reader.rows!),
+    new IptChain(c.chainName, t.name, false, undefined, null, null, c.lineNo, nameStart(c), nameEnd(c), c.reader.rows!),
   );
 };
 
@@ -225,7 +224,10 @@ const deleteChain: Handler = c => {
         c.tok.start[c.first]!,
         c.line.length,
       );
-    else t.chains.delete(ch.name);
+    else {
+      t.chains.delete(ch.name);
+      if (ch instanceof IptChain) ch.retired = true;
+    }
   }
 };
 
@@ -242,7 +244,7 @@ const renameChain: Handler = c => {
   c.table.chains.set(
     newName,
     chain instanceof IptChain
-      ? chain.moved(newName, chain.line, chain.range)
+      ? chain.moved(newName, chain.line, chain.range.start.character, chain.range.end.character)
       : { ...chain, name: newName, rules: chain.rules },
   );
 };

@@ -25,6 +25,13 @@ export interface FastAppendState {
    * is not a fast-path rule (which might add, delete or rename a chain).
    */
   chain: IptChain | null;
+  /** The chain of the rule before, when it was another (kube-proxy interleaves a Service's chains). */
+  prev: IptChain | null;
+}
+
+/** `c` when it is a live chain called text[at, end) of `line`. */
+function named(c: IptChain | null, line: string, at: number, end: number): IptChain | null {
+  return c !== null && !c.retired && c.name.length === end - at && line.startsWith(c.name, at) ? c : null;
 }
 
 export function fastAppend(
@@ -55,12 +62,20 @@ export function fastAppend(
   let nameEnd = line.indexOf(' ', nameStart);
   if (nameEnd < 0) nameEnd = line.length;
   const last = state.chain;
+  const prev = state.prev;
+  // The previous rule's chain, the one before it, or a chain declared right after either (see
+  // `IptChain.declaredNext`) before a lookup among all of the table's chains.
   const chain =
-    last !== null && nameEnd - nameStart === last.name.length && line.startsWith(last.name, nameStart)
-      ? last
-      : table.chains.get(line.slice(nameStart, nameEnd));
+    named(last, line, nameStart, nameEnd) ??
+    named(prev, line, nameStart, nameEnd) ??
+    named(last && last.declaredNext, line, nameStart, nameEnd) ??
+    named(prev && prev.declaredNext, line, nameStart, nameEnd) ??
+    table.chains.get(line.slice(nameStart, nameEnd));
   if (!(chain instanceof IptChain)) return false;
-  state.chain = chain;
+  if (chain !== last) {
+    state.prev = last;
+    state.chain = chain;
+  }
   let specStart = nameEnd;
   while (line.charCodeAt(specStart) === 32) specStart++;
   const kind = findTargetInText(line, specStart);

@@ -29,6 +29,22 @@ const BUILTIN_CHAINS: Record<string, string[]> = bare(
   Object.fromEntries(Object.entries(TABLE_HOOKS).map(([t, v]) => [t, Object.keys(v.hooks)])),
 );
 
+/** A chain declaration's words and where they are in its line (-1: the word is missing). */
+interface DeclarationWords {
+  readonly name: string;
+  readonly cstart: number;
+  readonly cend: number;
+  readonly policy: string | undefined;
+  readonly policyStart: number;
+  readonly policyEnd: number;
+  readonly counters: string | undefined;
+  readonly countersStart: number;
+  readonly countersEnd: number;
+}
+
+/** Characters that make the tokenizer read a declaration differently from splitting it at its spaces. */
+const PLAIN_DECLARATION_REFUSES = /[\t"\\\r]/;
+
 /** The state of one reading: the tables so far, the open table, the diagnostics. */
 export class RestoreReader {
   readonly diagnostics: Diagnostic[] = [];
@@ -42,7 +58,9 @@ export class RestoreReader {
   /** Lines read so far (the 0-based number of the next line). */
   private lineNo = 0;
   private readonly tok = new TokenBuffer();
-  private readonly fast: FastAppendState = { error: null, chain: null };
+  private readonly fast: FastAppendState = { error: null, chain: null, prev: null };
+  /** The open table's chain declared last (`IptChain.declaredNext`). */
+  private lastDeclared: IptChain | null = null;
   private crlfReported = false;
   private nulReported = false;
 
@@ -170,6 +188,7 @@ export class RestoreReader {
       }
       return;
     }
+    if (c0 === 58 /* : */ && k === 0 && this.plainDeclaration(line, thisLine)) return;
     if (this.table && fastAppend(line, this.lineStart, k, c0, this.table, this.rows!, thisLine, this.fast)) {
       if (line.length > 2000) this.checkLost(line, thisLine);
       return;
@@ -180,7 +199,7 @@ export class RestoreReader {
   /** A line that needs its words: a chain declaration or a command. */
   private wordsLine(line: string, k: number, c0: number, thisLine: number): void {
     const tok = this.tok;
-    this.fast.chain = null;
+    this.forgetChains();
     const err = this.fast.error;
     if (err) {
       this.report('bad-argument', 'error', `'${err}' is not a [packets:bytes] counter`, thisLine, k, k + err.length);
@@ -280,7 +299,7 @@ export class RestoreReader {
       // They are base chains at the table's fixed hook and priority (TABLE_HOOKS).
       t.chains.set(
         b,
-        new IptChain(b, name, true, iptablesBase(name, b, family), 'ACCEPT', null, thisLine, range, rows),
+        new IptChain(b, name, true, iptablesBase(name, b, family), 'ACCEPT', null, thisLine, k, line.length, rows),
       );
     }
     this.rows = rows;
@@ -289,14 +308,58 @@ export class RestoreReader {
     this.tableCommitted = false;
   }
 
-  /** `:CHAIN POLICY [pkts:bytes]`. */
+  /**
+   * `:CHAIN POLICY [pkts:bytes]` written plainly (three words, one space apart, no tab, quote, backslash or
+   * carriage return): declared without the tokenizer, as the general path would (110k of a 320k-rule
+   * dump's lines). Returns false for any other line.
+   */
+  private plainDeclaration(line: string, thisLine: number): boolean {
+    if (line.length > 120) return false;
+    const a = line.indexOf(' ');
+    const b = a < 0 ? -1 : line.indexOf(' ', a + 1);
+    if (b < 0 || a === 1 || b === a + 1 || b === line.length - 1 || line.indexOf(' ', b + 1) >= 0) return false;
+    if (PLAIN_DECLARATION_REFUSES.test(line)) return false;
+    this.forgetChains();
+    this.declareChain(line, 0, thisLine, {
+      name: line.slice(1, a),
+      cstart: 1,
+      cend: a,
+      policy: line.slice(a + 1, b),
+      policyStart: a + 1,
+      policyEnd: b,
+      counters: line.slice(b + 1),
+      countersStart: b + 1,
+      countersEnd: line.length,
+    });
+    return true;
+  }
+
+  /**
+   * `:CHAIN POLICY [pkts:bytes]`, its words read by the tokenizer. (The buffer keeps an earlier line's words
+   * past `count`: a declaration without a policy or counters has none, not those.)
+   */
   private chainDeclaration(line: string, k: number, thisLine: number): void {
     const tok = this.tok;
+    const n = tok.count;
+    this.declareChain(line, k, thisLine, {
+      name: tok.text[0]!.slice(1),
+      cstart: tok.start[0]! + 1,
+      cend: tok.end[0]!,
+      policy: n > 1 ? tok.text[1] : undefined,
+      policyStart: n > 1 ? tok.start[1]! : -1,
+      policyEnd: n > 1 ? tok.end[1]! : -1,
+      counters: n > 2 ? tok.text[2] : undefined,
+      countersStart: n > 2 ? tok.start[2]! : -1,
+      countersEnd: n > 2 ? tok.end[2]! : -1,
+    });
+  }
+
+  /** Declares a chain from the words of its declaration and where they are in the line. */
+  private declareChain(line: string, k: number, thisLine: number, w: DeclarationWords): void {
+    const { name, cstart, cend } = w;
     const table = this.table;
-    const name = tok.text[0]!.slice(1);
-    const policy = tok.text[1] ?? '-';
-    const cstart = tok.start[0]! + 1;
-    const cend = tok.end[0]!;
+    const policy = w.policy ?? '-';
+    const counterText = w.counters;
     if (!table) {
       this.report(
         'chain-outside-table',
@@ -312,7 +375,17 @@ export class RestoreReader {
       this.report('bad-argument', 'error', `chain declaration without a name`, thisLine, k, line.length);
       return;
     }
-    const counterText = tok.text[2];
+    // iptables-restore.c: `policy = strtok(NULL, " \t\n"); if (!policy) … "line N policy invalid"` (both
+    // back ends, test/fixtures/kernel/restore-refusals/no-policy.rules). Read on as if it were '-'.
+    if (w.policy === undefined)
+      this.report(
+        'missing-argument',
+        'error',
+        `chain ${name} is declared without a policy: iptables-restore refuses the file ("line ${thisLine + 1} policy invalid"); write '-' for a user chain, ACCEPT or DROP for a built-in one`,
+        thisLine,
+        cstart,
+        cend,
+      );
     const ctr = counterText ? parseCounters(counterText) : null;
     if (counterText && !ctr)
       this.report(
@@ -320,11 +393,10 @@ export class RestoreReader {
         'warning',
         `'${counterText}' is not [packets:bytes]`,
         thisLine,
-        tok.start[2]!,
-        tok.end[2]!,
+        w.countersStart,
+        w.countersEnd,
       );
     const existing = table.chains.get(name);
-    const range: Range = { start: { line: thisLine, character: cstart }, end: { line: thisLine, character: cend } };
     if (existing?.builtin) {
       // iptables-restore leaves the policy unchanged for '-' (`iptables-restore.c`).
       if (policy === 'ACCEPT' || policy === 'DROP') existing.policy = policy;
@@ -334,13 +406,16 @@ export class RestoreReader {
           'error',
           `built-in chain ${name} needs policy ACCEPT, DROP or -, not '${policy}'`,
           thisLine,
-          tok.start[1] ?? cend,
-          tok.end[1] ?? cend,
+          w.policyStart,
+          w.policyEnd,
         );
       existing.counters = ctr;
+      const range: Range = { start: { line: thisLine, character: cstart }, end: { line: thisLine, character: cend } };
       table.chains.set(
         name,
-        existing instanceof IptChain ? existing.moved(name, thisLine, range) : { ...existing, line: thisLine, range },
+        existing instanceof IptChain
+          ? existing.moved(name, thisLine, cstart, cend)
+          : { ...existing, line: thisLine, range },
       );
     } else if (existing && existing.line !== table.line) {
       this.report(
@@ -358,12 +433,16 @@ export class RestoreReader {
           'error',
           `user chain ${name} cannot have a policy ('${policy}'): only built-in chains have one; write '-'`,
           thisLine,
-          tok.start[1]!,
-          tok.end[1]!,
+          w.policyStart,
+          w.policyEnd,
         );
       if (name.length > 28)
         this.report('bad-argument', 'error', `chain name ${name} is longer than 28 characters`, thisLine, cstart, cend);
-      table.chains.set(name, new IptChain(name, table.name, false, undefined, null, ctr, thisLine, range, this.rows!));
+      if (existing instanceof IptChain) existing.retired = true;
+      const chain = new IptChain(name, table.name, false, undefined, null, ctr, thisLine, cstart, cend, this.rows!);
+      table.chains.set(name, chain);
+      if (this.lastDeclared) this.lastDeclared.declaredNext = chain;
+      this.lastDeclared = chain;
     }
   }
 
@@ -391,8 +470,15 @@ export class RestoreReader {
     }
     this.table = null;
     this.rows = null;
-    this.fast.chain = null;
+    this.forgetChains();
+    this.lastDeclared = null;
     this.tableCommitted = true;
+  }
+
+  /** Another line than a fast-path rule may add, delete or rename chains: the fast path's guesses start again. */
+  private forgetChains(): void {
+    this.fast.chain = null;
+    this.fast.prev = null;
   }
 
   private checkLost(line: string, at: number): void {
@@ -418,8 +504,7 @@ export class RestoreReader {
       end,
     );
     if (!create) return null;
-    const range = { start: { line, character: start }, end: { line, character: end } };
-    const chain = new IptChain(name, table.name, false, undefined, null, null, line, range, this.rows!);
+    const chain = new IptChain(name, table.name, false, undefined, null, null, line, start, end, this.rows!);
     table.chains.set(name, chain);
     return chain;
   }

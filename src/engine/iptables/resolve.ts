@@ -76,17 +76,32 @@ function refOf(rule: unknown): TargetRef | null {
 export function resolveTable(table: Table, _family: Family, diagnostics: Diagnostic[]): void {
   // Chains by ordinal, and for every rule (in chain order) the ordinal of the chain it jumps or goes to
   // (-1: none), so the loop search below walks arrays instead of looking names up again.
+  // An iptables chain carries its ordinal; a Map is built only for chains of another kind.
   const chains: Chain[] = [];
-  const ordinal = new Map<string, number>();
+  const names: string[] = [];
+  let others: Map<string, number> | null = null;
   let ruleTotal = 0;
   for (const [name, chain] of table.chains) {
-    ordinal.set(name, chains.length);
+    if (chain instanceof IptChain) chain.ordinal = chains.length;
+    else (others ??= new Map()).set(name, chains.length);
     chains.push(chain);
+    names.push(name);
     ruleTotal += ruleCountOf(chain);
   }
+  const ordinalOf = (name: string): number => {
+    const chain = table.chains.get(name);
+    if (chain === undefined) return -1;
+    return chain instanceof IptChain ? chain.ordinal : (others?.get(name) ?? -1);
+  };
   const firstRule = new Int32Array(chains.length + 1);
   const edge = new Int32Array(ruleTotal).fill(-1);
-  const classify = new TargetClassifier(table, ordinal, chains, diagnostics);
+  const classify = new TargetClassifier(table, chains, diagnostics);
+  // The names of recent targets and their chain ordinals, by `targetNameKey`: most rules of a dump jump to
+  // a few names (KUBE-MARK-MASQ, DNAT), found again here without a string or a lookup among 100k chains;
+  // and the chain declared after the last one jumped to, which kube-proxy's KUBE-SVC chains jump to next.
+  const cacheName: (string | undefined)[] = new Array<string | undefined>(256);
+  const cacheTo = new Int32Array(256);
+  let lastTo = -1;
   let seq = 0;
   for (let c = 0; c < chains.length; c++) {
     const chain = chains[c]!;
@@ -97,11 +112,28 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       for (let r = chain.firstRow; r >= 0; r = rows.next(r), seq++) {
         const kind = rows.targetKind(r);
         if (kind === 0 || (kind === 1 && rows.targetIsStandard(r))) continue;
-        const name = rows.targetName(r);
+        const key = rows.targetNameKey(r);
+        let name = cacheName[key];
+        let to: number;
+        if (name !== undefined && rows.targetNameIs(r, name)) to = cacheTo[key]!;
+        else {
+          const after = names[lastTo + 1];
+          if (after !== undefined && rows.targetNameIs(r, after)) {
+            name = after;
+            to = lastTo + 1;
+          } else {
+            name = rows.targetName(r);
+            to = ordinalOf(name);
+          }
+          cacheName[key] = name;
+          cacheTo[key] = to;
+        }
+        if (to >= 0) lastTo = to;
         edge[seq] = classify.target(
           chain,
           kind === 2 ? 'goto' : 'jump',
           name,
+          to,
           rows.lineNo(r),
           rows.targetStart(r),
           rows.targetEnd(r),
@@ -117,7 +149,7 @@ export function resolveTable(table: Table, _family: Family, diagnostics: Diagnos
       if (rule.chain !== chain.name) rule.chain = chain.name;
       const t = refOf(rule);
       if (!t || (t.kind === 'jump' && STANDARD_TARGETS.has(t.name))) continue;
-      edge[seq] = classify.target(chain, t.kind, t.name, rule.line, t.start, t.end);
+      edge[seq] = classify.target(chain, t.kind, t.name, ordinalOf(t.name), rule.line, t.start, t.end);
     }
   }
   firstRule[chains.length] = seq;
@@ -131,18 +163,27 @@ class TargetClassifier {
 
   constructor(
     private readonly table: Table,
-    private readonly ordinal: ReadonlyMap<string, number>,
     private readonly chains: readonly Chain[],
     private readonly diagnostics: Diagnostic[],
   ) {
     this.hooks = new Set(Object.keys(TABLE_HOOKS[table.name]?.hooks ?? {}));
   }
 
-  /** The ordinal of the chain the rule jumps or goes to, or -1; reports what the kernel refuses. */
-  target(chain: Chain, kind: 'jump' | 'goto', name: string, line: number, start: number, end: number): number {
+  /**
+   * The ordinal of the chain the rule jumps or goes to (`to`, the ordinal of the chain called `name`, or
+   * -1), or -1; reports what the kernel refuses.
+   */
+  target(
+    chain: Chain,
+    kind: 'jump' | 'goto',
+    name: string,
+    to: number,
+    line: number,
+    start: number,
+    end: number,
+  ): number {
     const table = this.table;
-    const to = this.ordinal.get(name);
-    if (to !== undefined) {
+    if (to >= 0) {
       if (this.chains[to]!.builtin)
         this.report(
           line,

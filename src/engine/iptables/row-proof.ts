@@ -21,17 +21,38 @@ const SPACE = 32;
 const QUOTE = 34;
 const BACKSLASH = 92;
 const DASH = 45;
+const BANG = 33;
 
-/** Whether text[at, at + word.length) is `word` followed by a space or the end `end`. */
-function isWord(text: string, at: number, end: number, word: string): boolean {
-  const e = at + word.length;
-  return e <= end && (e === end || text.charCodeAt(e) === SPACE) && text.startsWith(word, at);
+/** The longest name of a target extension: a longer `-j NAME` is no extension, without a string made of it. */
+const MAX_TARGET_NAME = Math.max(...Array.from(TARGETS.keys(), n => n.length));
+
+/** Where the spaces from `at` end. */
+function skip(text: string, at: number, end: number): number {
+  while (at < end && text.charCodeAt(at) === SPACE) at++;
+  return at;
+}
+
+/** Whether text[at, e) is `word`. */
+function is(text: string, at: number, e: number, word: string): boolean {
+  const n = word.length;
+  if (e - at !== n) return false;
+  for (let k = 0; k < n; k++) if (text.charCodeAt(at + k) !== word.charCodeAt(k)) return false;
+  return true;
+}
+
+/** Where the word after the spaces from `at` ends, when it is `word` (followed by a space or `end`); else -1. */
+function next(text: string, at: number, end: number, word: string): number {
+  const s = skip(text, at, end);
+  const e = s + word.length;
+  if (e > end || (e < end && text.charCodeAt(e) !== SPACE)) return -1;
+  for (let k = 0; k < word.length; k++) if (text.charCodeAt(s + k) !== word.charCodeAt(k)) return -1;
+  return e;
 }
 
 /**
  * Where the plain word starting at `at` ends (a space or `end`), or -1 when it holds a character the
- * tokenizer treats specially (a quote, a backslash is fine outside quotes but is refused here too, a tab or
- * a carriage return, which separate words), so that the caller falls back to the full validator.
+ * tokenizer treats specially: a quote, a backslash (refused here too), a tab or a carriage return (which
+ * separate words), so that the caller falls back to the full validator.
  */
 function plainWordEnd(text: string, at: number, end: number): number {
   let i = at;
@@ -41,12 +62,6 @@ function plainWordEnd(text: string, at: number, end: number): number {
     if (c === QUOTE || c === BACKSLASH || c < SPACE) return -1;
   }
   return i;
-}
-
-/** Whether only spaces follow `at`. */
-function restIsEmpty(text: string, at: number, end: number): boolean {
-  while (at < end && text.charCodeAt(at) === SPACE) at++;
-  return at === end;
 }
 
 /** Digits text[from, to) as a number, when there are 1 to `max` of them; else -1. */
@@ -73,14 +88,14 @@ function ipv4End(text: string, at: number, end: number): number {
       if (i >= end || text.charCodeAt(i) !== 46 /* . */) return -1;
       i++;
     }
+    let n = 0;
     const from = i;
-    while (i < end && i - from < 4) {
+    for (; i < end && i - from < 4; i++) {
       const d = text.charCodeAt(i) - 48;
       if (d < 0 || d > 9) break;
-      i++;
+      n = n * 10 + d;
     }
-    const n = decimal(text, from, i, 3);
-    if (n < 0 || n > 255) return -1;
+    if (i === from || i - from > 3 || n > 255) return -1;
   }
   return i;
 }
@@ -129,7 +144,7 @@ function isProbability(text: string, at: number, e: number): boolean {
 function commentEnd(text: string, at: number, end: number): number {
   if (text.charCodeAt(at) !== QUOTE) {
     const e = plainWordEnd(text, at, end);
-    return e === at + 1 && text.charCodeAt(at) === 33 /* ! */ ? -1 : e;
+    return e === at + 1 && text.charCodeAt(at) === BANG ? -1 : e;
   }
   for (let i = at + 1; i < end; i++) {
     const c = text.charCodeAt(i);
@@ -165,114 +180,94 @@ export class RowProver {
     let dst = false;
     let proto = false;
     for (;;) {
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
+      i = skip(text, i, end);
       if (i >= end) return !negate;
-      const e = plainWordEnd(text, i, end);
-      if (e < 0) return false;
-      if (e === i + 1 && text.charCodeAt(i) === 33 /* ! */) {
+      const c0 = text.charCodeAt(i);
+      if (c0 === BANG && (i + 1 === end || text.charCodeAt(i + 1) === SPACE)) {
         if (negate) return false;
         negate = true;
-        i = e;
+        i++;
         continue;
       }
-      // Only the two-character options below.
-      if (e !== i + 2 || text.charCodeAt(i) !== DASH) return false;
+      // Only the two-character options below, each with a plain value word.
+      if (c0 !== DASH || i + 2 > end || (i + 2 < end && text.charCodeAt(i + 2) !== SPACE)) return false;
       const opt = text.charCodeAt(i + 1);
-      let v = e;
-      while (v < end && text.charCodeAt(v) === SPACE) v++;
-      if (v >= end) return false;
+      const v = skip(text, i + 2, end);
+      const e = v < end ? plainWordEnd(text, v, end) : -1;
+      if (e < 0) return false;
       if (opt === 115 /* s */ || opt === 100 /* d */) {
-        if (opt === 115 ? src : dst) return false;
-        const ve = plainWordEnd(text, v, end);
-        if (ve < 0 || !isNet4(text, v, ve)) return false;
+        if ((opt === 115 ? src : dst) || !isNet4(text, v, e)) return false;
         if (opt === 115) src = true;
         else dst = true;
         negate = false;
-        i = ve;
-        continue;
-      }
-      if (negate) return false;
-      if (opt === 112 /* p */) {
-        if (proto) return false;
-        if (!isWord(text, v, end, 'tcp') && !isWord(text, v, end, 'udp') && !isWord(text, v, end, 'sctp')) return false;
+      } else if (negate) return false;
+      else if (opt === 112 /* p */) {
+        if (proto || !(is(text, v, e, 'tcp') || is(text, v, e, 'udp') || is(text, v, e, 'sctp'))) return false;
         proto = true;
-        i = plainWordEnd(text, v, end);
+      } else if (opt === 109 /* m */) {
+        const m = this.match(text, v, e, end);
+        if (m < 0) return false;
+        i = m;
         continue;
-      }
-      if (opt === 109 /* m */) {
-        i = this.match(text, v, end);
-        if (i < 0) return false;
-        continue;
-      }
-      if (opt === 106 /* j */ || opt === 103 /* g */) return this.target(text, v, end, opt === 103);
-      return false;
+      } else if (opt === 106 /* j */ || opt === 103 /* g */) return this.target(text, v, e, end, opt === 103);
+      else return false;
+      i = e;
     }
   }
 
-  /** `-m NAME` and its options, from the module's name at `at`; where they end, or -1. */
-  private match(text: string, at: number, end: number): number {
-    if (isWord(text, at, end, 'comment')) {
-      let i = at + 7;
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
-      if (!isWord(text, i, end, '--comment')) return -1;
-      i += 9;
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
-      return i < end ? commentEnd(text, i, end) : -1;
+  /** `-m NAME` (the name text[at, e)) and its options: where they end, or -1. */
+  private match(text: string, at: number, e: number, end: number): number {
+    const n = e - at;
+    if (n === 7 && is(text, at, e, 'comment')) {
+      const o = next(text, e, end, '--comment');
+      if (o < 0) return -1;
+      const s = skip(text, o, end);
+      return s < end ? commentEnd(text, s, end) : -1;
     }
-    if (isWord(text, at, end, 'tcp') || isWord(text, at, end, 'udp') || isWord(text, at, end, 'sctp')) {
-      let i = text.charCodeAt(at) === 115 ? at + 4 : at + 3;
+    if ((n === 3 && (is(text, at, e, 'tcp') || is(text, at, e, 'udp'))) || (n === 4 && is(text, at, e, 'sctp'))) {
       // Its port options, each once.
+      let i = e;
       let sport = false;
       let dport = false;
       for (;;) {
-        let w = i;
-        while (w < end && text.charCodeAt(w) === SPACE) w++;
-        const d = isWord(text, w, end, '--dport');
-        if (!d && !isWord(text, w, end, '--sport')) return i;
+        let o = next(text, i, end, '--dport');
+        const d = o >= 0;
+        if (!d) {
+          o = next(text, i, end, '--sport');
+          if (o < 0) return i;
+        }
         if (d ? dport : sport) return -1;
         if (d) dport = true;
         else sport = true;
-        let v = w + 7;
-        while (v < end && text.charCodeAt(v) === SPACE) v++;
-        const ve = v < end ? plainWordEnd(text, v, end) : -1;
-        if (ve < 0 || !isPort(text, v, ve)) return -1;
+        const s = skip(text, o, end);
+        const ve = s < end ? plainWordEnd(text, s, end) : -1;
+        if (ve < 0 || !isPort(text, s, ve)) return -1;
         i = ve;
       }
     }
-    if (isWord(text, at, end, 'statistic')) {
-      let i = at + 9;
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
-      if (!isWord(text, i, end, '--mode')) return -1;
-      i += 6;
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
-      if (!isWord(text, i, end, 'random')) return -1;
-      i += 6;
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
-      if (!isWord(text, i, end, '--probability')) return -1;
-      i += 13;
-      while (i < end && text.charCodeAt(i) === SPACE) i++;
-      const ve = i < end ? plainWordEnd(text, i, end) : -1;
-      return ve > i && isProbability(text, i, ve) ? ve : -1;
+    if (n === 9 && is(text, at, e, 'statistic')) {
+      let o = next(text, e, end, '--mode');
+      if (o >= 0) o = next(text, o, end, 'random');
+      if (o >= 0) o = next(text, o, end, '--probability');
+      if (o < 0) return -1;
+      const s = skip(text, o, end);
+      const ve = s < end ? plainWordEnd(text, s, end) : -1;
+      return ve > s && isProbability(text, s, ve) ? ve : -1;
     }
     return -1;
   }
 
-  /** `-j NAME` / `-g NAME` from the name at `at`, the rule's last words. */
-  private target(text: string, at: number, end: number, goto: boolean): boolean {
-    const e = plainWordEnd(text, at, end);
-    if (e < 0) return false;
-    if (goto) return restIsEmpty(text, e, end);
-    let rest = e;
-    while (rest < end && text.charCodeAt(rest) === SPACE) rest++;
-    if (this.dnat && isWord(text, at, end, 'DNAT')) {
-      if (!isWord(text, rest, end, '--to-destination')) return false;
-      let v = rest + 16;
-      while (v < end && text.charCodeAt(v) === SPACE) v++;
-      const ve = v < end ? plainWordEnd(text, v, end) : -1;
-      if (ve < 0 || !isNatDestination4(text, v, ve)) return false;
-      return restIsEmpty(text, ve, end);
+  /** `-j NAME` / `-g NAME` (the name text[at, e)), the rule's last words. */
+  private target(text: string, at: number, e: number, end: number, goto: boolean): boolean {
+    if (goto) return skip(text, e, end) === end;
+    if (this.dnat && is(text, at, e, 'DNAT')) {
+      const o = next(text, e, end, '--to-destination');
+      if (o < 0) return false;
+      const s = skip(text, o, end);
+      const ve = s < end ? plainWordEnd(text, s, end) : -1;
+      return ve >= 0 && isNatDestination4(text, s, ve) && skip(text, ve, end) === end;
     }
     // Without options a target is compiled (and could complain) only when it is an extension.
-    return rest === end && !TARGETS.has(text.slice(at, e));
+    return skip(text, e, end) === end && (e - at > MAX_TARGET_NAME || !TARGETS.has(text.slice(at, e)));
   }
 }

@@ -312,7 +312,9 @@ function compileTarget(
 
 /**
  * An iptables chain: its rules are rows of the table's `RuleRows` (rule-store.ts) until `rules` is first
- * read, then an array of `IptRule` objects, which commands such as `-I`, `-D` and `-F` edit.
+ * read, then an array of `IptRule` objects, which commands such as `-I`, `-D` and `-F` edit. Its range (the
+ * name in its declaration) is kept as two numbers and made an object when asked for: a 320k-rule dump
+ * declares 110k chains, and three objects each were a tenth of what the reader kept.
  */
 export class IptChain implements Chain {
   declare readonly base?: BaseChainInfo;
@@ -321,6 +323,15 @@ export class IptChain implements Chain {
   private head = -1;
   private tail = -1;
   private size = 0;
+  /** Its place among its table's chains while the table is resolved (resolve.ts). */
+  ordinal = -1;
+  /**
+   * The chain declared next in the dump (set by the reader): rules usually come in the order their chains
+   * were declared, so the reader finds a rule's chain among a few such guesses before looking its name up.
+   */
+  declaredNext: IptChain | null = null;
+  /** Replaced (`moved`) or deleted (`-X`): no longer the table's chain of its name, so never a guess. */
+  retired = false;
 
   constructor(
     readonly name: string,
@@ -330,14 +341,21 @@ export class IptChain implements Chain {
     public policy: 'ACCEPT' | 'DROP' | null,
     public counters: Counters | null,
     readonly line: number,
-    readonly range: Range,
+    /** The range's first and last character on `line`. */
+    private readonly from: number,
+    private readonly to: number,
     readonly rows: RuleRows,
   ) {
     if (base) (this as { base?: BaseChainInfo }).base = base;
   }
 
+  get range(): Range {
+    return { start: { line: this.line, character: this.from }, end: { line: this.line, character: this.to } };
+  }
+
   /** The same chain, rules included, under another name, line or range (`-E`, a built-in chain declared again). */
-  moved(name: string, line: number, range: Range): IptChain {
+  moved(name: string, line: number, from: number, to: number): IptChain {
+    this.retired = true;
     const c = new IptChain(
       name,
       this.table,
@@ -346,7 +364,8 @@ export class IptChain implements Chain {
       this.policy,
       this.counters,
       line,
-      range,
+      from,
+      to,
       this.rows,
     );
     c.list = this.list;

@@ -33,8 +33,12 @@ const T_NAME = 9; // where the name starts (it ends at T_END unless it was quote
 const NEXT = 10; // the chain's next row, -1 at its end
 const WIDTH = 11;
 
+/** `[0:0]`, shared: every chain of a dump declares it. */
+const ZERO_COUNTERS: Counters = Object.freeze({ packets: '0', bytes: '0' });
+
 /** `[packets:bytes]` as iptables-save -c writes it, or null. */
 export function parseCounters(text: string): Counters | null {
+  if (text === '[0:0]') return ZERO_COUNTERS;
   // `^\[(\d+):(\d+)\]$` by hand: a dump has one per chain and, with -c, one per rule.
   const n = text.length;
   if (n < 5 || text.charCodeAt(0) !== 91 /* [ */ || text.charCodeAt(n - 1) !== 93 /* ] */) return null;
@@ -160,6 +164,24 @@ export class RuleRows {
     if (quoted !== undefined) return quoted;
     const start = this.cells[at + LINE_START]!;
     return this.text.slice(start + this.cells[at + T_NAME]!, start + this.cells[at + T_END]!);
+  }
+
+  /** Whether the target's name is `name`, without making a string of it. */
+  targetNameIs(row: number, name: string): boolean {
+    const at = row * WIDTH;
+    const cells = this.cells;
+    if (cells[at + T_KIND] === 0) return false;
+    if (this.names?.has(row)) return this.names.get(row) === name;
+    const from = cells[at + T_NAME]!;
+    return cells[at + T_END]! - from === name.length && this.text.startsWith(name, cells[at + LINE_START]! + from);
+  }
+
+  /** A small number equal target names share (from their length and last character), to index a cache. */
+  targetNameKey(row: number): number {
+    const at = row * WIDTH;
+    const cells = this.cells;
+    const end = cells[at + T_END]!;
+    return ((end - cells[at + T_NAME]!) * 31 + this.text.charCodeAt(cells[at + LINE_START]! + end - 1)) & 255;
   }
 
   /**

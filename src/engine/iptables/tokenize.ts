@@ -104,7 +104,8 @@ export function quoteIfNeeded(value: string): string {
  */
 export class TokenBuffer {
   count = 0;
-  readonly text: string[] = [];
+  /** The words; `undefined` past `count`. */
+  readonly text: (string | undefined)[] = [];
   start = new Int32Array(64);
   end = new Int32Array(64);
   quoted = new Uint8Array(64);
@@ -126,6 +127,14 @@ export class TokenBuffer {
    * reading a slice of it.
    */
   fillText(text: string, lineStart: number, from: number, lineLength: number): void {
+    this.fillWords(text, lineStart, from, lineLength);
+    // A word past `count` is no word of this line: a reader of `text[i]` finds undefined, not a word of the
+    // line read before (`-A` alone named the previous line's chain, `:CHAIN` alone took its policy).
+    const words = this.text;
+    for (let k = this.count; k < words.length && words[k] !== undefined; k++) words[k] = undefined;
+  }
+
+  private fillWords(text: string, lineStart: number, from: number, lineLength: number): void {
     this.count = 0;
     this.unterminatedQuoteAt = -1;
     const n = lineStart + lineLength;
