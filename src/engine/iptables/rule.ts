@@ -481,7 +481,7 @@ export class RuleSpecParser implements CompileContext {
       name: spec?.name ?? word,
       negated,
       // The words taken, as a list of their own size (a pushed-to list would be garbage of 17 slots).
-      args: j > first ? tok.text.slice(first, j) : [],
+      args: j > first ? (tok.text.slice(first, j) as string[]) : [], // words before `count`: all defined
       line: this.line,
       start: tok.start[i]!,
       end: tok.end[Math.max(i, j - 1)]!,
