@@ -32,7 +32,7 @@ import { ManifestDiagnostics } from './vscode/manifest-diagnostics.ts';
 import { ManifestWorkspace } from './vscode/manifest-workspace.ts';
 import { type ManifestHost, ManifestRegistry } from './vscode/manifest-registry.ts';
 import { DumpNavigation } from './vscode/navigation-providers.ts';
-import { nftLanguageDetection } from './vscode/nft-language.ts';
+import { rulesetLanguageDetection } from './vscode/ruleset-language.ts';
 import { SECTION, currentSettings } from './vscode/settings.ts';
 import { stallMonitor, timingLog, workerSpawner } from './vscode/spawn-node.ts';
 import { timing, useTimingLog } from './vscode/timing.ts';
@@ -178,7 +178,7 @@ function compose(context: vscode.ExtensionContext, log: vscode.LogOutputChannel)
 
   // iptables-save dumps and nftables rulesets: one set of providers, the engine worker answers for the format.
   const selector: vscode.DocumentSelector = [{ language: LANGUAGE_ID }, { language: NFT_LANGUAGE_ID }];
-  subs.push(nftLanguageDetection(m => log.info(m)));
+  subs.push(rulesetLanguageDetection(m => log.info(m)));
   subs.push(
     vscode.languages.registerDocumentSymbolProvider(selector, navigation, { label: 'Packet Lens' }),
     vscode.languages.registerFoldingRangeProvider(selector, navigation),

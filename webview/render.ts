@@ -212,6 +212,7 @@ export function render(
     b.addEventListener('click', () => h.select(o.index));
     li.append(b);
     if (o.reaches) li.append(el('p', 'reaches', `⇒ ${o.reaches}`));
+    if (o.merged) li.append(el('p', 'merged', o.merged));
     list.append(li);
   }
   outcomes.append(list);

@@ -292,6 +292,7 @@ export function traceDiagram(
     exact: o.probabilityExact,
     flagged: o.disposition === 'unknown' || o.assumptions.length > 0,
     reaches: null,
+    merged: mergedWords(o),
   }));
   return {
     title,
@@ -306,4 +307,15 @@ export function traceDiagram(
     route: [],
     graph: flowGraph(trace, lineOffset),
   };
+}
+
+/** What the CLI's `[N paths]` and "mark bits … differ" lines say, for the outcome list (null for one path). */
+function mergedWords(o: TraceOutcome): string | null {
+  if (o.paths <= 1 || o.notEnumerated) return null;
+  const bits = [
+    o.markVaries ? `packet mark bits ${o.markVaries}` : null,
+    o.ctmarkVaries ? `connection mark bits ${o.ctmarkVaries}` : null,
+  ].filter(b => b !== null);
+  const differ = bits.length ? `; they differ in ${bits.join(' and ')}, which no rule reads` : '';
+  return `${o.paths} paths end here alike${differ}. The graph draws one of them.`;
 }

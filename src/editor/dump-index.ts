@@ -29,6 +29,8 @@ export interface TableSpan {
 export interface DumpAnalysisOptions {
   readonly file: string;
   readonly maxBytes?: number;
+  /** The encoding the editor decoded the document from (`ParseOptions.decodedFrom`). */
+  readonly decodedFrom?: string;
 }
 
 export class DumpIndex {
@@ -87,6 +89,7 @@ export function analyzeDump(text: string, options: DumpAnalysisOptions): DumpInd
       file: options.file,
       lazy: true,
       ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+      ...(options.decodedFrom !== undefined ? { decodedFrom: options.decodedFrom } : {}),
     });
     if (parsed.nft && parsed.format !== 'iptables-save')
       return new DumpIndex(
@@ -99,6 +102,7 @@ export function analyzeDump(text: string, options: DumpAnalysisOptions): DumpInd
     file: options.file,
     lazy: true,
     ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+    ...(options.decodedFrom !== undefined ? { decodedFrom: options.decodedFrom } : {}),
   });
   return new DumpIndex(rs, new TextLines(text));
 }

@@ -162,7 +162,11 @@ export interface Position {
 /** Every method: its parameters and its result. `key` names the parsed dump a method works on. */
 export interface EngineMethods {
   /** Parses a dump and keeps it under `key` (replacing what was there). */
-  load: { params: { key: string; file: string; maxBytes: number; source: DumpText }; result: DumpSummary };
+  /** `encoding`: what the editor decoded the document from (VS Code's `TextDocument.encoding`), if it says. */
+  load: {
+    params: { key: string; file: string; maxBytes: number; source: DumpText; encoding?: string };
+    result: DumpSummary;
+  };
   /** Adds a piece of text to what the next `load` of `key` with `{ appended: true }` parses. */
   append: { params: { key: string; text: string }; result: null };
   /** Forgets a parse. */

@@ -67,6 +67,11 @@ export interface OutcomeSummary {
   readonly flagged: boolean;
   /** End-to-end traces from manifests: where the outcome arrives (`pod default/webpod2 on myk8s-worker2`). */
   readonly reaches: string | null;
+  /**
+   * Paths merged into this outcome (they differ only in mark bits no rule reads), said in words; the graph
+   * draws one of them. Null for a single path.
+   */
+  readonly merged?: string | null;
 }
 
 /** One hop of an end-to-end trace from manifests: the client, then the node that receives the packet. */

@@ -264,8 +264,12 @@ export class DumpStore implements vscode.Disposable {
     const worker = (e.worker ??= this.startWorker(e));
     const version = doc.version;
     e.parsing = version;
+    // VS Code ≥ 1.100 says what it decoded the document from: a UTF-16 file or a UTF-8 byte-order mark no
+    // longer shows in the text, but iptables-restore, which reads bytes, refuses them.
+    const encoding = (doc as { encoding?: unknown }).encoding;
+    const decoded = typeof encoding === 'string' ? { encoding } : {};
     const sendTo = (w: EngineWorker, k: string, max: number) =>
-      loadPieces(w, { key: k, file: fileName(doc.uri), maxBytes: max }, documentPieces(doc));
+      loadPieces(w, { key: k, file: fileName(doc.uri), maxBytes: max, ...decoded }, documentPieces(doc));
     const end = this.progress(`reading ${fileName(doc.uri)} (${doc.lineCount.toLocaleString('en-US')} lines)…`, () =>
       this.stopParse(e, worker),
     );
@@ -275,7 +279,7 @@ export class DumpStore implements vscode.Disposable {
       yield* documentPieces(doc);
       if (started) sent = Date.now();
     };
-    loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes() }, pieces()).then(
+    loadPieces(worker, { key: KEY, file: fileName(doc.uri), maxBytes: this.maxBytes(), ...decoded }, pieces()).then(
       summary => {
         end();
         timing(() => {

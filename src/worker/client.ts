@@ -220,7 +220,7 @@ export const PIECE_CHARS = 1 << 20;
  */
 export async function loadPieces(
   worker: EngineWorker,
-  params: { key: string; file: string; maxBytes: number },
+  params: { key: string; file: string; maxBytes: number; encoding?: string },
   pieces: Iterable<string>,
 ): Promise<DumpSummary> {
   for (const text of pieces) {

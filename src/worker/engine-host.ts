@@ -310,7 +310,11 @@ export class EngineHost {
     this.docs.delete(p.key); // the old parse can be collected while the new one is built
     const t0 = performance.now();
     const text = this.textOf(p.source, p.key);
-    const index = analyzeDump(text, { file: p.file, maxBytes: p.maxBytes });
+    const index = analyzeDump(text, {
+      file: p.file,
+      maxBytes: p.maxBytes,
+      ...(p.encoding ? { decodedFrom: p.encoding } : {}),
+    });
     // The chain graph and the chain lenses belong to the parse: CodeLens and hovers after it read them.
     if (!index.nft) {
       index.references();

@@ -155,6 +155,29 @@ describe('after a trace: CodeLens, highlights and the flow diagram (seed 003, cl
     assert.ok(d.outcomes.every(o => o.flagged));
   });
 
+  it('says in the outcome list when an outcome stands for many merged paths, as the CLI does', () => {
+    // 40 random branches that set mark bits no rule reads: one outcome of 2^40 paths. The graph draws one
+    // of them (its branches as "1 way"), so the list must say it stands for the others.
+    const marks = Array.from(
+      { length: 40 },
+      (_, i) =>
+        `-A PREROUTING -m statistic --mode random --probability 0.50000000000 -j MARK --or-mark 0x${((1 << (i % 32)) >>> 0).toString(16)}`,
+    );
+    const packet = 'tcp 1.2.3.4 -> 10.0.0.1:22';
+    const r = traceText(analyze(dump(['*mangle', ':PREROUTING ACCEPT [0:0]', ...marks, 'COMMIT'])), packet, {
+      addresses: ['10.0.0.1'],
+    });
+    assert.ok(r.ok);
+    const d = traceDiagram(r.trace, 't', packet, fieldsFromText(packet)!);
+    assert.deepEqual(
+      d.outcomes.map(o => o.merged),
+      [
+        '1099511627776 paths end here alike; they differ in packet mark bits 0xffffffff, which no rule reads. The graph draws one of them.',
+      ],
+    );
+    assert.equal(traceDiagram(seedTrace(), 't', PACKET, fieldsFromText(PACKET)!).outcomes[0]!.merged, null);
+  });
+
   it('says when there is nothing to trace or the packet is wrong', () => {
     const empty = traceText(analyze('# just a comment\n'), PACKET, NODE);
     assert.ok(!empty.ok && /Nothing to trace/.test(empty.error));

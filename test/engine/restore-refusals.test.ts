@@ -84,3 +84,31 @@ describe('files iptables-restore refuses are errors; files it loads are not', ()
     assert.equal(rs.tables.get('filter')!.chains.get('INPUT')!.rules[1]!.target, null);
   });
 });
+
+// An editor decodes the bytes first: VS Code shows a UTF-16 file or one with a UTF-8 byte-order mark as
+// plain text (the BOM gone) and says which encoding it decoded (`TextDocument.encoding`). The tools read
+// the bytes and refuse both files, so the editor's reading must refuse them in the same words.
+describe('files an editor decoded: the same refusals as from the bytes', () => {
+  for (const [name, encoding, decoder] of [
+    ['utf-16.rules', 'utf16le', new TextDecoder('utf-16le')],
+    ['utf8-bom.rules', 'utf8bom', new TextDecoder('utf-8')],
+  ] as const)
+    it(`${name} decoded from ${encoding}`, () => {
+      const bytes = readFileSync(join(DIR, name));
+      // TextDecoder drops the byte-order mark, as VS Code does.
+      const text = decoder.decode(bytes);
+      assert.notEqual(text.charCodeAt(0), 0xfeff);
+      assert.equal(results.files[name]!.legacy.status !== 0 && results.files[name]!.nft.status !== 0, true);
+      const fromBytes = errorsOf(name).map(d => [d.message, d.range.start.line]);
+      const decoded = parseIptables(text, { file: name, decodedFrom: encoding });
+      assert.deepEqual(
+        decoded.diagnostics.filter(d => d.severity === 'error').map(d => [d.message, d.range.start.line]),
+        fromBytes,
+      );
+      // Decoded from plain UTF-8, the same text is a clean dump.
+      assert.deepEqual(
+        parseIptables(text, { file: name, decodedFrom: 'utf8' }).diagnostics.filter(d => d.severity === 'error'),
+        [],
+      );
+    });
+});

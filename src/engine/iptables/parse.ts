@@ -26,6 +26,12 @@ export interface ParseOptions {
    * diagnostics are complete either way; `validateRules` later adds the diagnostics of rule options.
    */
   readonly lazy?: boolean;
+  /**
+   * The encoding an editor decoded the text from (VS Code's `TextDocument.encoding`: `utf8bom`, `utf16le`,
+   * `utf16be`, …). iptables-restore reads bytes, so a UTF-16 file or a UTF-8 byte-order mark, which it
+   * refuses, is refused here too though the decoded text no longer shows them (encoding.ts).
+   */
+  readonly decodedFrom?: string;
 }
 
 export const DEFAULT_MAX_BYTES = 128 * 1024 * 1024;
@@ -46,7 +52,7 @@ function detectFamily(text: string): Family {
 }
 
 /** Why iptables-restore would not read `text` at all (too large, UTF-16, binary), or null. */
-function refusal(text: string, file: string, maxBytes: number): Diagnostic | null {
+function refusal(text: string, file: string, maxBytes: number, decodedFrom?: string): Diagnostic | null {
   if (text.length > maxBytes)
     return {
       code: 'input-too-large',
@@ -54,7 +60,7 @@ function refusal(text: string, file: string, maxBytes: number): Diagnostic | nul
       message: `${file} is ${(text.length / 1048576).toFixed(0)} MiB, above the ${(maxBytes / 1048576).toFixed(0)} MiB limit; raise the limit to read it`,
       range: lineRange(0),
     };
-  const kind = classifyText(text);
+  const kind = /^utf-?16/i.test(decodedFrom ?? '') ? 'utf16' : classifyText(text);
   if (kind === 'utf16')
     return {
       code: 'binary-input',
@@ -74,9 +80,14 @@ function refusal(text: string, file: string, maxBytes: number): Diagnostic | nul
 
 export function parseIptables(text: string, options: ParseOptions = {}): Ruleset {
   const file = options.file ?? 'rules';
-  const refused = refusal(text, file, options.maxBytes ?? DEFAULT_MAX_BYTES);
+  const refused = refusal(text, file, options.maxBytes ?? DEFAULT_MAX_BYTES, options.decodedFrom);
   if (refused) return emptyRuleset(file, options.family ?? 4, [refused]);
-  const rs = new RestoreReader(text, file, options.family ?? detectFamily(text)).read();
+  const rs = new RestoreReader(
+    text,
+    file,
+    options.family ?? detectFamily(text),
+    options.decodedFrom === 'utf8bom',
+  ).read();
   if (!options.lazy) validateRules(rs);
   return rs;
 }

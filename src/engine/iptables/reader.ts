@@ -68,6 +68,8 @@ export class RestoreReader {
     private readonly text: string,
     readonly file: string,
     readonly family: Family,
+    /** The text was decoded from UTF-8 with a byte-order mark that it no longer shows (an editor's document). */
+    private readonly decodedBom = false,
   ) {}
 
   report(code: DiagnosticCode, severity: Severity, message: string, line: number, start: number, end: number): void {
@@ -84,8 +86,9 @@ export class RestoreReader {
     const text = this.text;
     const len = text.length;
     let pos = 0;
-    if (text.charCodeAt(0) === BOM) {
-      pos = 1;
+    const bom = text.charCodeAt(0) === BOM;
+    if (bom || this.decodedBom) {
+      if (bom) pos = 1;
       this.diagnostics.push({
         code: 'bad-argument',
         severity: 'error',
