@@ -61,6 +61,8 @@ interface Entry {
   /** The heap of the worker holding the parse (bytes, as last measured), and when a feature last asked. */
   heap: number;
   used: number;
+  /** The heap its last parse was measured at: a parse of it again makes that much room first. */
+  lastHeap: number;
 }
 
 /**
@@ -137,6 +139,7 @@ export class DumpStore implements vscode.Disposable {
           deaths: null,
           heap: 0,
           used: ++this.clock,
+          lastHeap: 0,
         }),
       );
     entry.doc = doc;
@@ -261,6 +264,8 @@ export class DumpStore implements vscode.Disposable {
       e.worker.terminate(`a newer version of ${fileName(doc.uri)} is parsed`);
       e.worker = null;
     }
+    // A dump read before (dropped to save memory, or edited) will need about what it held: room first.
+    if (e.lastHeap && !e.worker) this.dropUntil(this.heldBytes() + e.lastHeap, this.memory.budget(), e);
     const worker = (e.worker ??= this.startWorker(e));
     const version = doc.version;
     e.parsing = version;
@@ -384,14 +389,24 @@ export class DumpStore implements vscode.Disposable {
         const w = x.worker!;
         try {
           const { heapUsed } = await w.request('memory', {});
-          if (x.worker === w) x.heap = heapUsed;
+          if (x.worker === w) x.heap = x.lastHeap = heapUsed;
         } catch {
           // Stopped meanwhile: it holds nothing any more.
         }
       }),
     );
+    this.dropUntil(this.heldBytes(), budget, just);
+  }
+
+  /** What the parses held add up to, as last measured. */
+  private heldBytes(): number {
     let total = 0;
     for (const x of this.entries.values()) if (x.analysis && x.worker?.alive) total += x.heap;
+    return total;
+  }
+
+  /** Drops parses not on screen, least recently used first (never `just`'s), while `total` is above `budget`. */
+  private dropUntil(total: number, budget: number, just: Entry): void {
     const candidates = [...this.entries.values()]
       .filter(x => x !== just && x.analysis && x.worker?.alive && !x.worker.busy && !this.memory.visible(x.doc.uri))
       .sort((a, b) => a.used - b.used);
@@ -400,7 +415,7 @@ export class DumpStore implements vscode.Disposable {
       total -= x.heap;
       const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
       this.log(
-        `dropped the parse of ${x.doc.uri.toString()} (${mb(x.heap)}): the open dumps' workers held ${mb(total + x.heap)}, above ${mb(budget)} (packetlens.limits.engineMemoryMB); it is read again when needed`,
+        `dropped the parse of ${x.doc.uri.toString()} (${mb(x.heap)}) to keep the open dumps' workers within ${mb(budget)} (packetlens.limits.engineMemoryMB; ${mb(total + x.heap)} with it); it is read again when needed`,
       );
       x.worker!.terminate(`${fileName(x.doc.uri)} was put aside to save memory`);
       x.worker = null;
