@@ -10,6 +10,8 @@ export function toJsonTrace(
   trace: Trace,
   input: PacketInput,
   opts: { misses: boolean | 'grouped'; events: boolean },
+  /** What stands for an outcome's steps (jsonTraceChunks' marker); the steps themselves by default. */
+  stepsOf?: (o: Trace['outcomes'][number]) => unknown,
 ): unknown {
   return {
     packet: { ...trace.packet, ...(input.name ? { name: input.name } : {}) },
@@ -25,7 +27,7 @@ export function toJsonTrace(
       rejectWith: o.rejectWith,
       reason: o.reason,
       packet: o.packet,
-      steps: o.steps,
+      steps: stepsOf ? stepsOf(o) : o.steps,
       assumptions: o.assumptions,
       notes: o.notes,
       paths: o.paths,
@@ -66,8 +68,7 @@ export function jsonTraceChunks(
   if (!opts.misses) {
     // Each outcome's steps stand in as a marker; json-steps.ts writes each step once (see there).
     const marker = `\u0000packetlens-steps-${NONCE}\u0000`;
-    const outcomes = trace.outcomes.map(o => ({ ...o, steps: marker as unknown as typeof o.steps }));
-    const text = json(toJsonTrace({ ...trace, outcomes }, input, opts));
+    const text = json(toJsonTrace(trace, input, opts, () => marker));
     return (
       withSteps(
         text,

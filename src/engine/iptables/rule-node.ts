@@ -194,8 +194,11 @@ export class IptRule implements Rule {
     const diags: Diagnostic[] = [];
     const rows = this.rows;
     let compiled: Compiled | null = null;
-    const raw = this.raw;
-    readSpec(raw, 0, raw.length, rows.specStart(this.row), rows.lineNo(this.row), rows.family, diags, spec => {
+    // Read in place from the dump's text, as `checkRowDiagnostics` does: the same words as from `raw`, without
+    // reading them through a slice of the line.
+    const at = rows.lineStart(this.row);
+    const len = rows.lineLength(this.row);
+    readSpec(rows.text, at, len, rows.specStart(this.row), rows.lineNo(this.row), rows.family, diags, spec => {
       const target = spec.target ? compileTarget(rows.table, spec.target, rows.family, spec.ip, diags) : null;
       compiled = {
         ip: spec.ip,
