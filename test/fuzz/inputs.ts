@@ -279,9 +279,29 @@ const list = fc
       `apiVersion: v1\nkind: List\nitems:\n${Array.from({ length: n }, (_, i) => `- apiVersion: v1\n  kind: Service\n  metadata: {name: s${i}}\n  spec: {ports: [{port: ${(i % 65535) + 1}}]}`).join('\n')}\n`,
   );
 
+/**
+ * A product the reader's entry count does not see: a Service of P ports over an EndpointSlice of P ports × E
+ * endpoints, past the cluster model's budget (at least 550 × 550), sometimes with external IPs on every port.
+ */
+const product = fc
+  .record({
+    ports: fc.integer({ min: 550, max: 1000 }),
+    endpoints: fc.integer({ min: 550, max: 1000 }),
+    externalIPs: fc.nat(50),
+  })
+  .map(({ ports, endpoints, externalIPs }) => {
+    const names = Array.from({ length: ports }, (_, i) => `p${i}`);
+    const x = Array.from({ length: externalIPs }, (_, i) => `192.0.2.${i}`).join(', ');
+    return [
+      `apiVersion: v1\nkind: Service\nmetadata: {name: big}\nspec: {clusterIP: 10.96.0.10, externalIPs: [${x}], ports: [${names.map((n, i) => `{name: ${n}, port: ${1000 + i}}`).join(', ')}]}\n`,
+      `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: big-1, labels: {kubernetes.io/service-name: big}}\naddressType: IPv4\nports: [${names.map((n, i) => `{name: ${n}, port: ${8000 + i}}`).join(', ')}]\nendpoints: [${Array.from({ length: endpoints }, (_, i) => `{addresses: [10.1.${i >> 8}.${i & 255}]}`).join(', ')}]\n`,
+    ].join('---\n');
+  });
+
 export const manifestInput = fc.oneof(
   fc.array(fc.oneof(service, deployment), { minLength: 1, maxLength: 5 }).map(docs => docs.join('---\n')),
   aliasBomb,
+  product,
   notKubernetes,
   list,
   mutated(SEEDS.manifests),
