@@ -498,6 +498,19 @@ describe("partial manifests in the editor (the cluster model's budget on product
     );
   });
 
+  it('says the manifests were cut, not that the Service has no ports, when the budget left every Service out', () => {
+    // Service big and its EndpointSlice alone.
+    const text = productManifests().split('---\n').slice(2, 4).join('---\n');
+    const only = new ClusterView('only', [{ file: 'file:///ws/only.yaml', text }]);
+    const r = runManifestTrace(only, 'tcp 10.0.0.5 -> 10.96.0.10:1000');
+    assert.ok(!r.ok);
+    assert.match(
+      r.error,
+      /^Nothing to trace: the manifests of only were read only in part and no Service port is left \(partial manifests: file:\/\/\/ws\/only\.yaml: Service default\/big \(line 1\) has 1000 ports × 1000 endpoints/,
+    );
+    assert.doesNotMatch(r.error, /headless|without ports/);
+  });
+
   it('counts for the mode of the setting (IPVS: real servers)', () => {
     const ipvs = new ClusterView('product', [{ file: 'file:///ws/product.yaml', text: productManifests() }], 'ipvs');
     assert.match(ipvs.model.partial ?? '', /= 1000000 IPVS real servers/);

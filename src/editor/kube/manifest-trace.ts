@@ -27,6 +27,9 @@ export type ManifestRun =
 export function nothingToTrace(view: ClusterView): string | null {
   const m = view.model;
   if (m.servicePorts.length === 0) {
+    // A budget left the Services out: saying they have no ports would be wrong.
+    if (m.partial)
+      return `Nothing to trace: the manifests of ${view.label} were read only in part and no Service port is left (partial manifests: ${m.partial}).`;
     const skipped = m.services.length
       ? ` (${m.services.length} Service${m.services.length === 1 ? '' : 's'}, none with kube-proxy rules: headless, ExternalName or without ports)`
       : '';
