@@ -61,6 +61,7 @@ trace options:
   --ipset FILE         'ipset save' output, for -m set
   --affinity NAME      the client has a live entry in recent list NAME (session affinity; repeatable)
   --why-not            show why each evaluated rule did not match (in --json: the "misses" lists)
+  --why-not=grouped    the same, consecutive rules missed for one reason as one entry (in --json: "missesGrouped")
   --events             include the full event list of every path in --json
   --json               one JSON object per packet, one per line
   --format WORDS       xtables-monitor or nft-monitor: print the predicted path as xtables-monitor --trace
