@@ -142,6 +142,35 @@ describe('cluster model and predictions', () => {
     assert.match(m.diagnostics[0]!.message, /targetPort 'http' is not a TCP container port of pod b/);
   });
 
+  it('reads each subset of an Endpoints object with its own ports, as the EndpointSlice mirror does', () => {
+    // Two subsets name the port "http" with different numbers (pods of two versions): each address keeps
+    // its own subset's port. Before, every address took the last subset's port (10.0.0.1:9090).
+    const set = read(
+      [
+        'apiVersion: v1',
+        'kind: Service',
+        'metadata: {name: web, namespace: default}',
+        'spec: {clusterIP: 10.96.0.60, ports: [{name: http, port: 80, targetPort: http}]}',
+        '---',
+        'apiVersion: v1',
+        'kind: Endpoints',
+        'metadata: {name: web, namespace: default}',
+        'subsets:',
+        '- addresses: [{ip: 10.0.0.1}]',
+        '  ports: [{name: http, port: 8080}]',
+        '- addresses: [{ip: 10.0.0.2}]',
+        '  notReadyAddresses: [{ip: 10.0.0.3}]',
+        '  ports: [{name: http, port: 9090}]',
+      ].join('\n'),
+    );
+    const sp = buildClusterModel(set).servicePorts[0]!;
+    assert.deepEqual(sp.endpoints.map(e => `${e.ip}:${e.port}${e.ready ? '' : ' (not ready)'}`).sort(), [
+      '10.0.0.1:8080',
+      '10.0.0.2:9090',
+      '10.0.0.3:9090 (not ready)',
+    ]);
+  });
+
   it('warns when a selector matches nothing and when a Service has no ports', () => {
     const set = read(
       [

@@ -237,13 +237,29 @@ export class ObjectReaders {
     };
   }
 
-  /** core/v1 Endpoints, read as one EndpointSlice per subset. */
-  protected endpoints(o: Y): KubeObject {
+  /**
+   * core/v1 Endpoints, read as one EndpointSlice per subset, as the EndpointSlice mirroring controller
+   * writes them: a subset's ports go with that subset's addresses only (the subsets of one Service may
+   * name the same port with different numbers). An Endpoints without subsets is one empty slice.
+   */
+  protected endpoints(o: Y): KubeObject[] {
     const { namespace, name } = this.meta(o);
-    const endpoints: EndpointM[] = [];
-    let ports: EndpointSliceM['ports'] = [];
-    for (const s of o.get('subsets').items()) {
-      ports = this.slicePorts(s.get('ports'));
+    const out: KubeObject[] = [];
+    const subsets = o.get('subsets').items();
+    for (const s of subsets.length ? subsets : [null]) {
+      const endpoints: EndpointM[] = [];
+      const ports: EndpointSliceM['ports'] = s ? this.slicePorts(s.get('ports')) : [];
+      out.push({
+        kind: 'Endpoints',
+        namespace,
+        name,
+        serviceName: name,
+        addressType: 'IPv4',
+        endpoints,
+        ports,
+        loc: o.loc,
+      });
+      if (!s) continue;
       for (const [list, ready] of [
         [s.get('addresses'), true],
         [s.get('notReadyAddresses'), false],
@@ -263,7 +279,7 @@ export class ObjectReaders {
         }
       }
     }
-    return { kind: 'Endpoints', namespace, name, serviceName: name, addressType: 'IPv4', endpoints, ports, loc: o.loc };
+    return out;
   }
 
   protected containerPorts(spec: Y): ContainerPortM[] {

@@ -247,7 +247,7 @@ class Reader extends ObjectReaders {
         this.objects.push(this.endpointSlice(o));
         return;
       case 'Endpoints':
-        this.objects.push(this.endpoints(o));
+        this.objects.push(...this.endpoints(o));
         return;
       case 'Pod':
         this.objects.push(this.pod(o));
