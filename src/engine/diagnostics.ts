@@ -63,6 +63,7 @@ export type DiagnosticCode =
   | 'not-modelled'
   | 'prediction'
   | 'unknown-reference'
+  | 'duplicate-object'
   // nftables (text, JSON and script front ends)
   | 'syntax-error'
   | 'unbalanced-braces'

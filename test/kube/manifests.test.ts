@@ -171,6 +171,33 @@ describe('cluster model and predictions', () => {
     ]);
   });
 
+  it('keeps one Service of each namespace and name (the last read) and warns on the other copy', () => {
+    // A kustomize base and its overlay read as one cluster: before, both copies made rules (two ClusterIPs,
+    // two sets of KUBE-SVC chains for one Service).
+    const set = readManifests([
+      {
+        file: 'base/svc.yaml',
+        text: 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {clusterIP: 10.96.0.70, ports: [{port: 80}]}\n',
+      },
+      {
+        file: 'overlays/prod/svc.yaml',
+        text: 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {clusterIP: 10.96.0.71, ports: [{port: 8080}]}\n',
+      },
+    ]);
+    const m = buildClusterModel(set);
+    assert.deepEqual(
+      m.servicePorts.map(p => `${p.clusterIP}:${p.port}`),
+      ['10.96.0.71:8080'],
+    );
+    const dup = m.diagnostics.filter(d => d.code === 'duplicate-object');
+    assert.equal(dup.length, 1);
+    assert.equal(dup[0]!.file, 'base/svc.yaml');
+    assert.match(
+      dup[0]!.message,
+      /Service default\/web is defined again at overlays\/prod\/svc\.yaml:1: a cluster holds one Service/,
+    );
+  });
+
   it('warns when a selector matches nothing and when a Service has no ports', () => {
     const set = read(
       [

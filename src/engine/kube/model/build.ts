@@ -124,7 +124,7 @@ class Builder {
       );
     const nodes = this.nodes(kind, podSubnet);
     const pods = this.pods(nodes);
-    const services = this.of('Service') as ServiceM[];
+    const services = this.uniqueServices(this.of('Service') as ServiceM[]);
     const mode =
       kpc?.mode ??
       (kind?.kubeProxyMode === 'ipvs' || kind?.kubeProxyMode === 'nftables' ? kind.kubeProxyMode : 'iptables');
@@ -155,6 +155,31 @@ class Builder {
       diagnostics: this.diagnostics,
       partial: [this.set.partial, this.partial].filter(Boolean).join('; ') || null,
     };
+  }
+
+  /**
+   * One Service per namespace and name, as the API server holds them: the last one read is used (applying
+   * these files in order would leave it; a kustomize base and its overlay in one folder are read base/
+   * before overlays/), and each earlier copy gets a warning naming the one used. Before, every copy made
+   * rules of its own, which kube-proxy never has.
+   */
+  private uniqueServices(all: ServiceM[]): ServiceM[] {
+    const key = (s: ServiceM) => `${s.namespace}/${s.name}`;
+    const last = new Map<string, ServiceM>();
+    for (const s of all) last.set(key(s), s);
+    if (last.size === all.length) return all;
+    const out: ServiceM[] = [];
+    for (const s of all) {
+      const kept = last.get(key(s))!;
+      if (kept === s) out.push(s);
+      else
+        this.warn(
+          s.loc,
+          'duplicate-object',
+          `Service ${key(s)} is defined again at ${kept.loc.file}:${kept.loc.range.start.line + 1}: a cluster holds one Service of each namespace and name, so this answer uses that one (the last read, as applying these files in order would leave) and not this copy`,
+        );
+    }
+    return out;
   }
 
   private nodes(kind: KindClusterM | null, podSubnet: string | null): NodeInfo[] {
