@@ -14,7 +14,7 @@
  * making the words into strings, option records and compiled specs. test/engine/row-proof.test.ts holds it
  * against the full validator on generated and mutated rules.
  */
-import type { Family } from '../net/addr.ts';
+import { type Family, decimal } from '../net/addr.ts';
 import { TARGETS } from '../targets/registry.ts';
 
 const SPACE = 32;
@@ -62,18 +62,6 @@ function plainWordEnd(text: string, at: number, end: number): number {
     if (c === QUOTE || c === BACKSLASH || c < SPACE) return -1;
   }
   return i;
-}
-
-/** Digits text[from, to) as a number, when there are 1 to `max` of them; else -1. */
-function decimal(text: string, from: number, to: number, max: number): number {
-  if (to - from < 1 || to - from > max) return -1;
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const d = text.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return -1;
-    n = n * 10 + d;
-  }
-  return n;
 }
 
 /**

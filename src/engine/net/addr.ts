@@ -15,6 +15,18 @@ export type Net =
 
 const V6_ALL = (1n << 128n) - 1n;
 
+/** Digits text[from, to) as a number, when there are 1 to `max` of them; else -1. */
+export function decimal(text: string, from: number, to: number, max: number): number {
+  if (to - from < 1 || to - from > max) return -1;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
 /** Parses dotted-quad IPv4 without allocating; returns -1 when the text is not an address. */
 export function parseIPv4Number(s: string, start = 0, end = s.length): number {
   let value = 0;

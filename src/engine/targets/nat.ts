@@ -3,7 +3,7 @@
  * `xt_NETMAP.c`). They bind a NAT for the connection and end the nat table's traversal with ACCEPT; later
  * packets of the connection are translated by conntrack without walking the table.
  */
-import { type Addr, type Net, formatAddr, parseAddr, parseNet } from '../net/addr.ts';
+import { type Addr, type Net, decimal, formatAddr, parseAddr, parseNet } from '../net/addr.ts';
 import type { EvalEnv } from '../matches/env.ts';
 import type { PacketState } from '../net/packet.ts';
 import { hasPorts } from '../net/proto.ts';
@@ -21,16 +21,7 @@ export interface NatRange {
 }
 
 /** The number written with 1 to 5 decimal digits in text[from, to), or -1. */
-function digits(text: string, from: number, to: number): number {
-  if (to - from < 1 || to - from > 5) return -1;
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const d = text.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return -1;
-    n = n * 10 + d;
-  }
-  return n;
-}
+const digits = (text: string, from: number, to: number): number => decimal(text, from, to, 5);
 
 /** `[addr[-addr]][:port[-port]]`, IPv6 addresses in brackets when a port follows (`libxt_DNAT.c`). */
 export function parseNatRange(text: string): NatRange | null {
