@@ -15,7 +15,6 @@ import { parseArgs } from 'node:util';
 import { startCodeServer, quietSettings, freePort, HOST } from './code-server.mjs';
 import { CODE_SERVER_VERSION, ensureVsCode } from './install.mjs';
 import { packageVsix } from './package-vsix.mjs';
-import { writeBadInputs } from '../../test/e2e/fixtures/bad-inputs.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHECKS_DIR = path.join(REPO, 'test', 'e2e');
@@ -105,7 +104,6 @@ function makeWorkspace(runDir) {
   // as plain text.
   const generate = `const { generateKubeProxyDump } = require(${JSON.stringify(path.join(REPO, 'bench', 'generate.ts'))}); const fs = require('node:fs'); const text = generateKubeProxyDump(10000, 10); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP))}, text); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_DUMP_CHANGED))}, text.replace('--probability 0.10000000000 ', '--probability 0.25000000000 ')); fs.writeFileSync(${JSON.stringify(path.join(ws, BIG_CONTROL))}, 'a copy of kube-320k.rules that is not a dump\\n' + text); const { generateManifests } = require(${JSON.stringify(path.join(REPO, 'bench', 'synth-measure.ts'))}); const docs = generateManifests(10000, 10).split('\\n---\\n'); const dir = ${JSON.stringify(path.join(ws, BIG_CLUSTER))}; fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(dir + '/nodes.yaml', docs[0] + '\\n'); for (let i = 0; i < 10; i++) fs.writeFileSync(dir + '/services-' + i + '.yaml', docs.slice(1 + i * 2000, 1 + (i + 1) * 2000).join('\\n---\\n') + '\\n');`;
   execFileSync(process.execPath, ['--import', 'tsx', '-e', generate], { cwd: REPO, stdio: 'inherit' });
-  writeBadInputs(ws, REPO);
   return ws;
 }
 

@@ -194,7 +194,7 @@ describe('cluster model and predictions', () => {
     assert.equal(dup[0]!.file, 'base/svc.yaml');
     assert.match(
       dup[0]!.message,
-      /Service default\/web is defined again at overlays\/prod\/svc\.yaml:1: a cluster holds one Service/,
+      /Service default\/web is defined again, last at overlays\/prod\/svc\.yaml:1: a cluster holds one Service/,
     );
   });
 

@@ -169,15 +169,25 @@ class Builder {
     for (const s of all) last.set(key(s), s);
     if (last.size === all.length) return all;
     const out: ServiceM[] = [];
+    // One warning per name, on its first copy (an alias bomb can repeat one Service 50,000 times).
+    const copies = new Map<string, { first: ServiceM; count: number }>();
     for (const s of all) {
       const kept = last.get(key(s))!;
       if (kept === s) out.push(s);
-      else
-        this.warn(
-          s.loc,
-          'duplicate-object',
-          `Service ${key(s)} is defined again at ${kept.loc.file}:${kept.loc.range.start.line + 1}: a cluster holds one Service of each namespace and name, so this answer uses that one (the last read, as applying these files in order would leave) and not this copy`,
-        );
+      else {
+        const c = copies.get(key(s));
+        if (c) c.count++;
+        else copies.set(key(s), { first: s, count: 1 });
+      }
+    }
+    for (const [name, { first, count }] of copies) {
+      const kept = last.get(name)!;
+      const times = count === 1 ? 'again' : `${count} more times`;
+      this.warn(
+        first.loc,
+        'duplicate-object',
+        `Service ${name} is defined ${times}, last at ${kept.loc.file}:${kept.loc.range.start.line + 1}: a cluster holds one Service of each namespace and name, so this answer uses that one (the last read, as applying these files in order would leave) and not the others`,
+      );
     }
     return out;
   }
