@@ -32,6 +32,18 @@ function heldSpawn() {
 }
 
 /** A parsed version of a document: what the dump store hands the controller (the worker parses the text again). */
+/** The comparisons of the extension over a fake store, with default settings and no panel or traces. */
+function behaviourDiffs(store: { spawn: SpawnWorker; get(doc: vscode.FakeTextDocument): Promise<Analysis> }) {
+  const settings = readSettings(() => undefined);
+  return new BehaviourDiffs(
+    store as unknown as DumpStore,
+    () => settings,
+    null as unknown as DiffPanel,
+    null as unknown as TraceController,
+    () => {},
+  );
+}
+
 function analysis(doc: vscode.FakeTextDocument, text: string): Analysis {
   const summary: DumpSummary = {
     ruleCount: 1,
@@ -74,14 +86,7 @@ describe('Compare Packet Behaviour', () => {
     const workers = heldSpawn();
     const store = { spawn: workers.spawn, get: (doc: vscode.FakeTextDocument) => Promise.resolve(parse(doc)) };
     vscode.workspace.textDocuments.splice(0, Infinity, a, b);
-    const settings = readSettings(() => undefined);
-    const diffs = new BehaviourDiffs(
-      store as unknown as DumpStore,
-      () => settings,
-      null as unknown as DiffPanel,
-      null as unknown as TraceController,
-      () => {},
-    );
+    const diffs = behaviourDiffs(store);
     try {
       const first = diffs.compare(a.uri as never, b.uri as never);
       while (workers.held() < 1) await new Promise(r => setTimeout(r, 5));
@@ -118,14 +123,7 @@ describe('Compare Packet Behaviour', () => {
     const parses = new Map([a, b].map(d => [d, analysis(d, d.getText())]));
     const store = { spawn, get: (doc: vscode.FakeTextDocument) => Promise.resolve(parses.get(doc)!) };
     vscode.workspace.textDocuments.splice(0, Infinity, a, b);
-    const settings = readSettings(() => undefined);
-    const diffs = new BehaviourDiffs(
-      store as unknown as DumpStore,
-      () => settings,
-      null as unknown as DiffPanel,
-      null as unknown as TraceController,
-      () => {},
-    );
+    const diffs = behaviourDiffs(store);
     try {
       const r = await diffs.compare(a.uri as never, b.uri as never);
       assert.equal(r.ok, false);
